@@ -1,0 +1,1 @@
+"""PDF → pages → structure → chunks. Pure Python + PyMuPDF, no Qt."""
