@@ -1,0 +1,188 @@
+"""What each CLI command does; returns (data for --json, text for people)."""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from app.cli import UserError
+
+
+def _library():
+    from app.core.library import Library
+    return Library()
+
+
+def _progress_printer(name: str, quiet: bool):
+    """Per-page ingestion progress on stderr (stdout stays clean for --json)."""
+    if quiet or not sys.stderr.isatty():
+        return None
+
+    def progress(done: int, total: int) -> None:
+        print(f"\rindexing {name}: {done}/{total} pages", end="" if done < total else "\n",
+              file=sys.stderr, flush=True)
+    return progress
+
+
+def _add_all(lib, files: list[str], password: str | None, quiet: bool = False):
+    infos = []
+    for f in files:
+        infos.append(lib.add(f, password=password, progress=_progress_printer(Path(f).name, quiet)))
+    return infos
+
+
+def cmd_index(args):
+    lib = _library()
+    rows, lines = [], []
+    for f in args.files:
+        start = time.perf_counter()
+        info = lib.add(f, password=args.password, progress=_progress_printer(Path(f).name, args.json))
+        secs = time.perf_counter() - start
+        chunks = len(lib.chunks(info.id))
+        rows.append({"doc": f, "id": info.id, "pages": info.page_count, "chunks": chunks,
+                     "lang": info.lang, "seconds": round(secs, 3), "warnings": list(info.warnings)})
+        warn = f"  warning: {'; '.join(info.warnings)}" if info.warnings else ""
+        lines.append(f"{f}: {info.page_count} pages, {chunks} chunks, {info.lang}, {secs:.2f} s{warn}")
+    return {"documents": rows}, "\n".join(lines)
+
+
+def cmd_retrieve(args):
+    lib = _library()
+    infos = _add_all(lib, args.files, args.password, quiet=args.json)
+    label = {i.id: f for i, f in zip(infos, args.files)}
+    hits = lib.search(args.question, doc_ids=[i.id for i in infos], k=args.k)
+    data = {"hits": [{"doc": label[h.doc_id], "page": h.page, "score": round(h.score, 4),
+                      "text": h.text} for h in hits]}
+    human = "\n".join(f"{label[h.doc_id]} p. {h.page}  ({h.score:.2f})  {' '.join(h.text.split())[:160]}"
+                      for h in hits) or "no matching passages"
+    return data, human
+
+
+def cmd_ask(args):
+    from app.core import qa
+    from app.worker.runtime import EngineRuntime
+
+    lib = _library()
+    infos = _add_all(lib, args.files, args.password, quiet=args.json)
+    refs = [qa.DocRef(n, i.id, f) for n, (i, f) in enumerate(zip(infos, args.files), start=1)]
+    runtime = EngineRuntime(model_id=args.model,
+                            on_status=None if args.json else _status_printer())
+    try:
+        runtime.start()
+        mode = {"whole": "whole-document"}.get(args.mode, args.mode)
+        answer = runtime.ask(lib, refs, args.question, mode=mode)
+    finally:
+        runtime.stop()
+    lib.add_exchange([i.id for i in infos], args.question, _json(answer.to_dict()))
+    return answer.to_dict(), _format_answer(answer)
+
+
+def _json(data) -> str:
+    import json
+    return json.dumps(data, ensure_ascii=False)
+
+
+def _status_printer():
+    def show(state: str, detail: str) -> None:
+        print(f"[{state}] {detail}", file=sys.stderr, flush=True)
+    return show
+
+
+def _format_answer(answer) -> str:
+    lines = [answer.text or "(no answer)", ""]
+    for n, c in enumerate(answer.citations, start=1):
+        badge = "verified" if c.verified else "UNVERIFIED"
+        note = f" ({c.note})" if c.note else ""
+        lines.append(f"[{n}] {c.doc} p. {c.page} [{badge}]{note}: \u201c{c.quote}\u201d")
+    if not answer.citations:
+        lines.append("(no citations)")
+    t = answer.timing
+    lines.append(f"\n{answer.mode}; {answer.engine.get('summary', '')}; "
+                 f"first token {t.get('ttft_s', 0):.2f} s, total {t.get('total_s', 0):.2f} s")
+    return "\n".join(lines)
+
+
+def cmd_doctor(args):
+    from app.core import hardware, models, plan as planner
+
+    hw = hardware.probe()
+    cat = models.load_catalogue()
+    chosen = planner.make_plan(hw, cat, available=models.is_available)
+    engines = _engines_available()
+    data = {"hardware": hardware.to_dict(hw) if hasattr(hardware, "to_dict") else hardware.describe(hw),
+            "engines": engines, "plan": planner.to_dict(chosen),
+            "models": [{"id": m.id, "available": models.is_available(m)} for m in cat.models]}
+    human = "\n".join([f"hardware: {hardware.describe(hw)}",
+                       "engines: " + ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in engines.items()),
+                       f"plan: {planner.explain(chosen)}",
+                       *[f"  - {r}" for r in chosen.reasons]])
+    return data, human
+
+
+def _engines_available() -> dict:
+    import importlib.util
+    from app.worker.engines import vllm as vllm_engine
+    return {"llama.cpp": importlib.util.find_spec("llama_cpp") is not None,
+            "vllm": vllm_engine.available() if hasattr(vllm_engine, "available") else False}
+
+
+def cmd_plan(args):
+    from app.core import hardware, models, plan as planner
+
+    cat = models.load_catalogue()
+    gib = 1 << 30
+    if args.cpu_only or not args.vram_gib:
+        gpus = ()
+    else:
+        major, _, minor = args.compute_capability.partition(".")
+        total = int(args.vram_gib * gib)
+        free = int((args.free_vram_gib if args.free_vram_gib is not None else args.vram_gib) * gib)
+        gpus = tuple(hardware.GpuInfo(i, args.gpu_name or f"{args.vram_gib:g} GB GPU", total, free,
+                                      total - free, (int(major), int(minor or 0)))
+                     for i in range(args.gpus))
+    hw = hardware.Hardware(gpus=gpus, ram_bytes=int(args.ram_gib * gib),
+                           ram_available_bytes=int(args.ram_gib * gib * 0.8), cpu_cores=8,
+                           cpu_features=("avx2",))
+    chosen = planner.make_plan(hw, cat, need_tokens=args.need_tokens, prefer_model=args.model)
+    ladder = planner.ladder(chosen, hw, cat)
+    human = "\n".join([planner.explain(chosen), *[f"  - {r}" for r in chosen.reasons],
+                       "if it fails to start:", *[f"  {n}. {planner.explain(p)}" for n, p in enumerate(ladder, 1)]])
+    return {"plan": planner.to_dict(chosen), "ladder": [planner.to_dict(p) for p in ladder]}, human
+
+
+def cmd_models(args):
+    from app.core import models
+
+    cat = models.load_catalogue()
+    sub = args.models_command
+    if sub == "list":
+        rows = [{"id": m.id, "name": m.name, "format": m.format, "engine": m.engine,
+                 "size_gb": m.size_gb, "context": m.native_context, "licence": m.licence,
+                 "available": models.is_available(m), "default": m.id == cat.default_id} for m in cat.models]
+        human = "\n".join(f"{'*' if r['default'] else ' '} {r['id']:<30} {r['format']:<5} {r['size_gb']:>6.2f} GB "
+                          f"{r['context']:>6} ctx  {'installed' if r['available'] else '-':<9} {r['licence']}"
+                          for r in rows)
+        return {"models": rows}, human
+    if sub == "pull":
+        spec = cat.get(args.id)
+        path = models.pull(spec, endpoint=args.endpoint,
+                           progress=lambda m: print(m, file=sys.stderr, flush=True))
+        return {"id": spec.id, "path": str(path)}, f"{spec.id}: ready at {path}"
+    if sub == "verify":
+        spec = cat.get(args.id)
+        problems = models.verify(spec)
+        if problems:
+            raise UserError(f"{spec.id}: " + "; ".join(problems))
+        return {"id": spec.id, "ok": True}, f"{spec.id}: all files present and intact"
+    if sub == "import":
+        dest = models.import_file(Path(args.path))
+        return {"path": str(dest)}, f"imported to {dest}"
+    raise UserError(f"unknown models command {sub}")
+
+
+def cmd_gui(args):
+    from app.qt.app import run_gui
+    code = run_gui(args.files, screenshot=args.screenshot, question=args.question, compare=args.compare)
+    if code:
+        raise UserError(f"the desktop app exited with status {code}")
+    return None, ""

@@ -1,0 +1,161 @@
+"""Question → context (whole documents if they fit, else retrieval) → model → verified answer."""
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+from app.core import prompts
+from app.core.citations import Citation, verify
+
+ANSWER_TOKENS = 400          # room kept for the model's reply
+RETRIEVAL_PAGES = 6          # pages sent in retrieval mode (before the token budget trims them)
+MAX_FIRST_WAIT_S = 25.0      # a whole-document first answer slower than this → retrieval
+
+
+class ChatBackend(Protocol):
+    def chat(self, messages: list[dict], json_schema: dict | None = None, max_tokens: int = 512,
+             temperature: float = 0.0, on_delta: Callable[[str], None] | None = None,
+             cancel: threading.Event | None = None): ...
+
+
+@dataclass
+class Answer:
+    text: str
+    citations: list[Citation]
+    mode: str                     # "whole-document" | "retrieval"
+    not_stated: bool
+    timing: dict = field(default_factory=dict)
+    engine: dict = field(default_factory=dict)
+    raw: str = ""
+    usage: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"answer": self.text, "citations": [c.to_dict() for c in self.citations],
+                "mode": self.mode, "not_stated": self.not_stated,
+                "engine": self.engine, "timing": self.timing}
+
+
+@dataclass(frozen=True)
+class DocRef:
+    """A document as the question sees it: number in the prompt, id in the library, label shown."""
+    number: int
+    doc_id: int
+    label: str                    # the path as the user gave it
+
+
+def estimate_tokens(text: str) -> int:
+    """Conservative token estimate without the model's tokenizer (CJK costs ~1.5 tokens a char)."""
+    cjk = sum(1 for c in text if "\u3000" <= c <= "\u9fff" or "\uff00" <= c <= "\uffef")
+    return int((len(text) - cjk) / 3.5 + cjk * 1.5) + 8
+
+
+def whole_context(library, refs: list[DocRef]) -> str:
+    parts = []
+    for ref in refs:
+        info = library.get(ref.doc_id)
+        parts.append(f"=== doc {ref.number}: {info.title or ref.label} ===")
+        for page in library.pages(ref.doc_id):
+            parts.append(f"[doc {ref.number}, p. {page.number}]\n{page.text.strip()}")
+    return "\n\n".join(parts)
+
+
+def retrieval_context(library, refs: list[DocRef], question: str, budget: int) -> str:
+    """Best pages for the question, each document getting its share (comparisons need both)."""
+    per_doc = max(2, RETRIEVAL_PAGES // len(refs))
+    ranked = []
+    for ref in refs:
+        hits = library.search(question, doc_ids=[ref.doc_id], k=per_doc)
+        ranked += [(i, ref, h) for i, h in enumerate(hits)]
+    ranked.sort(key=lambda t: (t[0], -t[2].score))      # interleave documents by rank
+    parts, used = [], 0
+    for _, ref, hit in ranked:
+        text = library.page_text(ref.doc_id, hit.page).strip()
+        block = f"[doc {ref.number}, p. {hit.page}]\n{text}"
+        cost = estimate_tokens(block)
+        if used + cost > budget:
+            continue
+        parts.append(block)
+        used += cost
+    return "\n\n".join(parts)
+
+
+def choose_mode(doc_tokens: int, budget: int, prefill_tps: float | None, cached: bool) -> str:
+    """Whole document when it fits and the first answer will not keep the user waiting."""
+    if doc_tokens > budget:
+        return "retrieval"
+    if cached or not prefill_tps:
+        return "whole-document"
+    return "whole-document" if doc_tokens / prefill_tps <= MAX_FIRST_WAIT_S else "retrieval"
+
+
+def parse_reply(raw: str) -> tuple[str, list[dict]]:
+    """The model's JSON; a reply that is not JSON becomes an answer without citations."""
+    text = raw.strip()
+    match = re.search(r"\{.*\}", text, re.S)
+    try:
+        data = json.loads(match.group(0) if match else text)
+    except (json.JSONDecodeError, AttributeError):
+        return text, []
+    if not isinstance(data, dict):
+        return text, []
+    cites = [c for c in data.get("citations") or [] if isinstance(c, dict)]
+    return str(data.get("answer", "")).strip(), cites
+
+
+def _verify_all(library, refs: list[DocRef], cites: list[dict]) -> list[Citation]:
+    by_number = {r.number: r for r in refs}
+    pages_cache: dict[int, dict[int, str]] = {}
+    out, seen = [], set()
+    for c in cites:
+        ref = by_number.get(_int(c.get("doc"), 1)) or refs[0]
+        if ref.doc_id not in pages_cache:
+            pages_cache[ref.doc_id] = {p.number: p.text for p in library.pages(ref.doc_id)}
+        cit = verify(ref.doc_id, ref.label, _int(c.get("page"), 1), str(c.get("quote", "")),
+                     pages_cache[ref.doc_id])
+        key = (cit.doc_id, cit.page, cit.quote)
+        if cit.quote.strip() and key not in seen:
+            seen.add(key)
+            out.append(cit)
+    return out
+
+
+def _int(value, default: int) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def is_not_stated(text: str, citations: list[Citation]) -> bool:
+    low = text.lower()
+    said = any(p in low for p in ("does not say", "not stated", "没有规定", "未规定", "没有说明"))
+    return said or (not text.strip() and not citations)
+
+
+def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context_tokens: int,
+        on_delta: Callable[[str], None] | None = None, cancel: threading.Event | None = None,
+        mode: str = "auto", prefill_tps: float | None = None, cached: bool = False) -> Answer:
+    if not question.strip():
+        raise ValueError("the question is empty")
+    budget = context_tokens - ANSWER_TOKENS - estimate_tokens(prompts.template("system") + question) - 64
+    whole = whole_context(library, refs) if mode != "retrieval" else ""
+    if mode == "auto":
+        mode = choose_mode(estimate_tokens(whole), budget, prefill_tps, cached)
+    if mode == "whole-document" and estimate_tokens(whole) > budget:
+        mode = "retrieval"
+    context = whole if mode == "whole-document" else retrieval_context(library, refs, question, budget)
+    msgs = prompts.messages(context, question, whole=(mode == "whole-document"))
+    start = time.perf_counter()
+    result = client.chat(msgs, json_schema=prompts.ANSWER_SCHEMA, max_tokens=ANSWER_TOKENS,
+                         on_delta=on_delta, cancel=cancel)
+    text, cites = parse_reply(result.text)
+    citations = _verify_all(library, refs, cites)
+    return Answer(text=text, citations=citations, mode=mode,
+                  not_stated=is_not_stated(text, citations), raw=result.text,
+                  timing={"ttft_s": round(result.ttft_s, 3), "total_s": round(time.perf_counter() - start, 3)},
+                  usage={"prompt_tokens": result.prompt_tokens, "cached_tokens": result.cached_tokens,
+                         "completion_tokens": result.completion_tokens})
