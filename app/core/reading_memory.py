@@ -1,0 +1,51 @@
+"""What the app remembers between runs to budget by time: prefill speed per model, and which
+document sets the engine has already read (its KV state is kept on disk by the worker)."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from app.core import paths
+
+
+class ReadingMemory:
+    def __init__(self, path: Path | None = None):
+        self.path = path or paths.cache_dir() / "reading_memory.json"
+        try:
+            self.data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.data = {}
+        self.data.setdefault("prefill_tps", {})
+        self.data.setdefault("read", {})
+
+    def prefill_tps(self, model: str) -> float | None:
+        return self.data["prefill_tps"].get(model)
+
+    def record_prefill(self, model: str, new_tokens: int, seconds: float) -> None:
+        """Keep a smoothed tokens/s; tiny prompts say little about prefill speed."""
+        if new_tokens < 256 or seconds <= 0:
+            return
+        tps = new_tokens / seconds
+        old = self.prefill_tps(model)
+        self.data["prefill_tps"][model] = round(tps if old is None else 0.5 * old + 0.5 * tps, 1)
+        self._save()
+
+    @staticmethod
+    def _key(model: str, doc_ids: list[int]) -> str:
+        return f"{model}:{','.join(map(str, sorted(doc_ids)))}"
+
+    def was_read(self, model: str, doc_ids: list[int]) -> bool:
+        return self._key(model, doc_ids) in self.data["read"]
+
+    def mark_read(self, model: str, doc_ids: list[int]) -> None:
+        self.data["read"][self._key(model, doc_ids)] = True
+        self._save()
+
+    def _save(self) -> None:
+        """Atomic write: a crash never leaves half a file."""
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(self.data, fh)
+        os.replace(tmp, self.path)

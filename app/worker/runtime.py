@@ -1,0 +1,98 @@
+"""The engine as the app uses it: probe → plan → start (with the downgrade switch) → ask → stop."""
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Callable
+
+from app.core import paths, qa
+from app.core.reading_memory import ReadingMemory
+
+log = logging.getLogger(__name__)
+
+StatusCallback = Callable[[str, str], None]
+
+
+class EngineRuntime:
+    def __init__(self, model_id: str | None = None, on_status: StatusCallback | None = None):
+        self.model_id = model_id
+        self.on_status = on_status
+        self.plan = None
+        self.client = None
+        self.supervisor = None
+        self.spec = None
+        self.memory = ReadingMemory()
+        self._lock = threading.Lock()
+
+    def _status(self, state: str, detail: str) -> None:
+        log.info("engine %s: %s", state, detail)
+        if self.on_status:
+            self.on_status(state, detail)
+
+    def start(self) -> None:
+        from app.core import hardware, models, plan as planner
+        from app.worker.downgrade import DowngradeSwitch
+
+        hw = hardware.probe()
+        cat = models.load_catalogue()
+        chosen = planner.make_plan(hw, cat, prefer_model=self.model_id, available=models.is_available)
+        self._status("planning", planner.explain(chosen))
+        switch = DowngradeSwitch(hw, cat, start_fn=self._launch,
+                                 on_step=lambda text: self._status("downgrade", text))
+        self.plan, self.supervisor = switch.start(chosen)
+        self._status("ready", planner.explain(self.plan))
+
+    def _launch(self, plan):
+        from app.core import models
+        from app.worker.client import ChatClient
+        from app.worker.engines import llamacpp, vllm
+        from app.worker.supervisor import Supervisor
+
+        spec_model = models.load_catalogue().get(plan.model_id)
+        path = models.local_path(spec_model)
+        if plan.engine == "vllm":
+            spec = vllm.launch_spec(plan, path, served_name=plan.model_id)
+        else:
+            spec = llamacpp.launch_spec(path, n_ctx=plan.max_model_len, n_gpu_layers=plan.n_gpu_layers,
+                                        model_name=plan.model_id)
+        self._status("launching", f"{plan.engine} with {plan.model_id}")
+        sup = Supervisor(spec, log_path=paths.log_dir() / f"worker-{plan.engine}.log",
+                         on_status=lambda st, detail: self._status(st.name.lower(), detail))
+        sup.start()
+        self.spec = spec
+        self.client = ChatClient(spec.base_url, spec.api_key, spec.model_name)
+        return sup
+
+    def ask(self, library, refs: list[qa.DocRef], question: str, mode: str = "auto",
+            on_delta=None, cancel: threading.Event | None = None) -> qa.Answer:
+        from app.core import plan as planner
+
+        if self.client is None:
+            raise RuntimeError("the engine is not running")
+        model = self.plan.model_id
+        doc_ids = [r.doc_id for r in refs]
+        with self._lock:     # one question at a time per engine: the worker serialises anyway
+            answer = qa.ask(library, refs, question, self.client, self.plan.max_model_len,
+                            on_delta=on_delta, cancel=cancel, mode=mode,
+                            prefill_tps=self.memory.prefill_tps(model),
+                            cached=self.memory.was_read(model, doc_ids))
+        usage = answer.usage
+        self.memory.record_prefill(model, usage.get("prompt_tokens", 0) - usage.get("cached_tokens", 0),
+                                   answer.timing.get("ttft_s", 0))
+        if answer.mode == "whole-document":
+            self.memory.mark_read(model, doc_ids)
+        answer.engine = {"name": self.plan.engine, "model": model, "context": self.plan.max_model_len,
+                         "summary": planner.explain(self.plan)}
+        return answer
+
+    def metrics(self) -> dict:
+        try:
+            return self.client.metrics() if self.client else {}
+        except Exception:  # the gauge must never take the app down
+            return {}
+
+    def stop(self) -> None:
+        if self.supervisor is not None:
+            self.supervisor.stop()
+            self.supervisor = None
+        self.client = None
