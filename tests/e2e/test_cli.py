@@ -1,0 +1,114 @@
+"""The CLI as a user runs it: real subprocess, real PDFs, real engine."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = Path(os.environ.get("PAGEWISE_CORPUS", ROOT.parent / "shared" / "corpus"))
+SAMPLE = ROOT / "resources" / "samples" / "common-paper-mnda.pdf"
+
+
+def pagewise(*args: str, home: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PAGEWISE_HOME": str(home), "QT_QPA_PLATFORM": "offscreen"}
+    return subprocess.run([sys.executable, "-m", "app", *args], capture_output=True, text=True,
+                          env=env, timeout=timeout, cwd=ROOT)
+
+
+@pytest.fixture
+def home(tmp_path):
+    return tmp_path / "home"
+
+
+BAD = {  # file → words the one-line error must contain
+    "zero-bytes.pdf": "empty",
+    "not-a-pdf-docx.pdf": "not a pdf",
+    "not-a-pdf-png.pdf": "not a pdf",
+    "encrypted-user-password.pdf": "password",
+    "pdfjs-encrypted-attachment.pdf": "password",
+    "truncated.pdf": "damaged",
+    "scanned-image-only-en.pdf": "text layer",
+    "scanned-image-only-zh.pdf": "text layer",
+}
+
+
+@pytest.mark.parametrize("name,words", sorted(BAD.items()))
+def test_bad_input_is_one_clean_line(home, name, words):
+    res = pagewise("index", str(CORPUS / "bad" / name), home=home)
+    assert res.returncode != 0
+    assert "Traceback" not in res.stderr + res.stdout
+    lines = [l for l in res.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1, res.stderr
+    assert words in lines[0].lower(), lines[0]
+
+
+def test_missing_file(home):
+    res = pagewise("retrieve", "no/such/file.pdf", "-q", "x", home=home)
+    assert res.returncode != 0 and "Traceback" not in res.stderr
+    assert "no/such/file.pdf" in res.stderr
+
+
+def test_bad_input_leaves_nothing_in_library(home):
+    pagewise("index", str(CORPUS / "bad" / "truncated.pdf"), home=home)
+    res = pagewise("index", str(SAMPLE), "--json", home=home)
+    assert res.returncode == 0, res.stderr
+    docs = json.loads(res.stdout)["documents"]
+    assert docs[0]["id"] == 1 or docs[0]["pages"] == 5
+
+
+def test_wrong_and_right_password(home):
+    enc = str(CORPUS / "bad" / "encrypted-user-password.pdf")
+    wrong = pagewise("index", enc, "--password", "nope", home=home)
+    assert wrong.returncode != 0 and "password" in wrong.stderr.lower()
+    right = pagewise("index", enc, "--password", "corpus-user-2024", "--json", home=home)
+    assert right.returncode == 0, right.stderr
+    assert json.loads(right.stdout)["documents"][0]["pages"] == 5
+
+
+def test_index_and_retrieve_json(home):
+    res = pagewise("index", str(SAMPLE), home=home)
+    assert res.returncode == 0 and "5 pages" in res.stdout
+    res = pagewise("retrieve", str(SAMPLE), "-q", "How long does confidentiality last?", "--json", home=home)
+    assert res.returncode == 0, res.stderr
+    hits = json.loads(res.stdout)["hits"]
+    assert hits and set(hits[0]) == {"doc", "page", "score", "text"}
+    assert hits[0]["doc"] == str(SAMPLE) and 1 <= hits[0]["page"] <= 5
+
+
+@pytest.mark.slow
+def test_ask_json_shape_with_real_engine(home):
+    res = pagewise("ask", str(SAMPLE), "-q", "Who are the parties?", "--json", home=home, timeout=600)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert {"answer", "citations", "mode", "engine", "timing"} <= set(out)
+    assert out["mode"] in ("whole-document", "retrieval")
+    assert set(out["timing"]) >= {"ttft_s", "total_s"}
+    for c in out["citations"]:
+        assert {"doc", "page", "quote", "verified"} <= set(c)
+        assert c["doc"] == str(SAMPLE) and isinstance(c["verified"], bool)
+    assert out["engine"]["name"] == "llamacpp"
+
+
+def test_doctor_and_plan_json(home):
+    res = pagewise("doctor", "--json", home=home)
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["plan"]["engine"] == "llamacpp"      # this machine has no NVIDIA GPU
+    res = pagewise("plan", "--gpu-name", "RTX 4090", "--vram-gib", "24", "--compute-capability", "8.9",
+                   "--json", home=home)
+    assert res.returncode == 0, res.stderr
+    plan = json.loads(res.stdout)["plan"]
+    assert plan["engine"] == "vllm" and plan["gpu_memory_utilization"] == pytest.approx(0.92)
+
+
+def test_models_list(home):
+    res = pagewise("models", "list", "--json", home=home)
+    assert res.returncode == 0, res.stderr
+    rows = {m["id"]: m for m in json.loads(res.stdout)["models"]}
+    assert rows["smollm2-135m-q4_1"]["available"] and rows["smollm2-135m-q4_1"]["default"]
+    assert "qwen2.5-7b-instruct-awq" in rows
