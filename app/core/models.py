@@ -167,9 +167,25 @@ def pull(spec: ModelSpec, endpoint: str | None = None, token: str | None = None,
     for name in spec.files:
         if progress:
             progress(f"downloading {spec.repo}/{name}")
-        hf_hub_download(spec.repo, name, local_dir=folder, endpoint=endpoint, token=token)
-    verify(spec)
+        path = Path(hf_hub_download(spec.repo, name, local_dir=folder, endpoint=endpoint, token=token))
+        _check_hub_hash(spec, name, path, endpoint, token)
+    problems = verify(spec)
+    if problems:
+        raise ModelNotAvailable(f"model {spec.id}: " + "; ".join(problems))
     return local_path(spec)
+
+
+def _check_hub_hash(spec: ModelSpec, name: str, path: Path, endpoint, token) -> None:
+    """LFS files' ETag is their SHA-256: compare when the catalogue has no hash of its own."""
+    if name in spec.sha256:
+        return
+    from huggingface_hub import get_hf_file_metadata, hf_hub_url
+
+    etag = (get_hf_file_metadata(hf_hub_url(spec.repo, name, endpoint=endpoint), token=token).etag or "")
+    etag = etag.strip('"').removeprefix("W/").strip('"')
+    if len(etag) == 64 and all(c in "0123456789abcdef" for c in etag) and sha256_of(path) != etag:
+        path.unlink()
+        raise ModelNotAvailable(f"model {spec.id}: {name} does not match the hub's SHA-256; deleted, pull again")
 
 
 def verify(spec: ModelSpec) -> list[str]:

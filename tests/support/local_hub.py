@@ -1,0 +1,67 @@
+"""A local HTTP server that answers like the Hugging Face hub's file endpoint
+(`/{repo}/resolve/{revision}/{file}`), serving a folder: lets the real huggingface_hub
+download code run without the internet."""
+from __future__ import annotations
+
+import hashlib
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def serve_folder(root: Path, repo: str):
+    """Start a hub for `repo` whose files are those under root; returns (server, url)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):  # keep test output clean
+            pass
+
+        def _file(self) -> Path | None:
+            prefix = f"/{repo}/resolve/"
+            if not self.path.startswith(prefix):
+                return None
+            _, _, name = self.path[len(prefix):].partition("/")
+            path = root / name.split("?")[0]
+            return path if path.is_file() else None
+
+        def _headers(self, path: Path, length: int, status: int = 200, extra: dict | None = None):
+            data = path.read_bytes()
+            self.send_response(status)
+            self.send_header("ETag", f'"{hashlib.sha256(data).hexdigest()}"')
+            self.send_header("X-Repo-Commit", COMMIT)
+            self.send_header("Content-Length", str(length))
+            self.send_header("Accept-Ranges", "bytes")
+            for k, v in (extra or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+
+        def do_HEAD(self):
+            path = self._file()
+            if path is None:
+                self.send_error(404)
+                return
+            self._headers(path, path.stat().st_size)
+
+        def do_GET(self):
+            path = self._file()
+            if path is None:
+                self.send_error(404)
+                return
+            data = path.read_bytes()
+            start = 0
+            rng = self.headers.get("Range")
+            if rng and rng.startswith("bytes="):
+                start = int(rng[6:].split("-")[0] or 0)
+            body = data[start:]
+            if start:
+                self._headers(path, len(body), 206,
+                              {"Content-Range": f"bytes {start}-{len(data) - 1}/{len(data)}"})
+            else:
+                self._headers(path, len(body))
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
