@@ -30,6 +30,7 @@ class DocumentInfo:
     page_count: int
     lang: str            # "en", "zh" or "mixed"
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    last_path: str = ""  # where it was opened from most recently (path = where first added)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,156 @@
+"""Page structure: running headers/footers, clause/section headings (EN + ZH), language."""
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from app.core.textnorm import cjk_share, normalize
+
+EDGE = 6            # lines at each end of a page where running headers/footers live
+_CN_DIGITS = "零〇一二三四五六七八九十百千万两"
+_CN_VALUE = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5,
+             "六": 6, "七": 7, "八": 8, "九": 9}
+_CN_UNIT = {"十": 10, "百": 100, "千": 1000, "万": 10000}
+_ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
+
+
+@dataclass(frozen=True)
+class Heading:
+    label: str      # "5.2", "第五条", "Article VII", "(a)"
+    level: int      # 1 = chapter/article/top clause, 2 = clause, 3 = sub-item
+    title: str      # words after the number on the same line ("Payment Dispute"), may be ""
+    key: str        # canonical form shared by EN/ZH numerals: "5.2" for 第5.2条 and 5.2
+
+
+def cn_to_int(text: str) -> int | None:
+    """Chinese numerals to int: 五百八十六 → 586, 十二 → 12, 二〇二三 → 2023."""
+    if not text:
+        return None
+    if text.isdigit():
+        return int(text)
+    if all(c in _CN_VALUE for c in text):  # digit-by-digit (年份 style)
+        return int("".join(str(_CN_VALUE[c]) for c in text))
+    total, section, digit = 0, 0, 0
+    for ch in text:
+        if ch in _CN_VALUE:
+            digit = _CN_VALUE[ch]
+        elif ch in _CN_UNIT:
+            unit = _CN_UNIT[ch]
+            if unit == 10000:
+                total, section = (total + section + digit) * unit, 0
+            else:
+                section += (digit or 1) * unit
+            digit = 0
+        else:
+            return None
+    return total + section + digit
+
+
+def roman_to_int(text: str) -> int | None:
+    values = [_ROMAN.get(c) for c in text.lower()]
+    if not values or None in values:
+        return None
+    return sum(-v if i + 1 < len(values) and v < values[i + 1] else v for i, v in enumerate(values))
+
+
+def _key(number: str) -> str:
+    """'5.2' → '5.2'; '五' → '5'; 'VII' → '7' — one form for matching queries to sections."""
+    if re.fullmatch(r"\d+(\.\d+)*", number):
+        return ".".join(str(int(p)) for p in number.split("."))
+    value = cn_to_int(number)
+    if value is None:
+        value = roman_to_int(number)
+    return str(value) if value is not None else number.lower()
+
+
+_NUM = rf"[{_CN_DIGITS}]+|\d+(?:\.\d+)*"
+_PATTERNS: list[tuple[re.Pattern, int, str]] = [
+    (re.compile(rf"^第\s*({_NUM})\s*条(?:之[{_CN_DIGITS}]+)?(?=\s|$)"), 2, "第{}条"),
+    (re.compile(rf"^第\s*([{_CN_DIGITS}]+|\d+)\s*(?:编|分编|章|节)"), 1, ""),
+    (re.compile(rf"^([{_CN_DIGITS}]+)、"), 1, "{}、"),
+    (re.compile(rf"^[（(]([{_CN_DIGITS}]+|\d{{1,2}})[）)]"), 3, "（{}）"),
+    (re.compile(r"^(?:section|clause|§)\s*(\d{1,3}(?:\.\d{1,3})*)\.?(?=\s|$|\()", re.I), 2, "{}"),
+    (re.compile(r"^article\s+([ivxlcdm]+|\d{1,3})\b\.?", re.I), 1, "Article {}"),
+    # "5.2 Payment" / "18.4." / "1. Definitions"; the next word must start a title
+    # so wrapped sentences ("30 days of …", "1.5% per month") are not headings.
+    (re.compile(r"^(\d{1,3}(?:\.\d{1,3})+)\.?(?=\s+[\"“A-Z\u4e00-\u9fff]|\s*$)"), 2, "{}"),
+    (re.compile(r"^(\d{1,3})\.(?=\s+[\"“A-Z\u4e00-\u9fff]|\s*$)"), 1, "{}"),
+    (re.compile(r"^\(([a-z]|[ivx]{1,4}|\d{1,2})\)(?=\s|$)"), 3, "({})"),
+    (re.compile(r"^([a-z])\)(?=\s)"), 3, "{})"),
+]
+
+
+def heading_of(line: str) -> Heading | None:
+    """The clause/section heading a line starts with, if any."""
+    s = line.strip()
+    for pattern, level, fmt in _PATTERNS:
+        m = pattern.match(s)
+        if not m:
+            continue
+        number = m.group(1)
+        label = fmt.format(number) if fmt else m.group(0).replace(" ", "")
+        key = _key(number)
+        if not fmt or fmt == "{}、":  # 第八章 → 章8, 一、 → 、1: not article 8 / 1
+            key = label[-1] + key
+        # Chinese articles and sub-items have no titles: their first words are body text.
+        titled = level < 3 and not fmt.endswith("条")
+        title = short_title(s[m.end():].strip(" .\u3000")) if titled else ""
+        return Heading(label=label, level=level, title=title, key=key)
+    return None
+
+
+def short_title(rest: str) -> str:
+    """'Payment Dispute. If Customer …' → 'Payment Dispute' (titles end at the first stop)."""
+    m = re.match(r"^([^.。:：]{1,80})[.。:：]", rest)
+    if m:
+        return m.group(1).strip()
+    return rest if len(rest) <= 60 else ""
+
+
+_PAGE_NUMBER = re.compile(
+    r"^(?:page\s*\|?\s*)?#+(?:\s*(?:of|/)\s*#+)?(?:\s*/\s*第\s*#+\s*页)?$"
+    r"|^第\s*#+\s*页(?:\s*[,，]\s*共\s*#+\s*页)?$|^[-–—]\s*#+\s*[-–—]$", re.I)
+
+
+def line_key(line: str) -> str:
+    """Running-line identity: normalised, digits masked ('Page 3 of 12' ≡ 'Page 4 of 12')."""
+    return re.sub(r"\d+", "#", normalize(line))
+
+
+def running_keys(pages: list[list[str]]) -> set[str]:
+    """Keys of lines that recur at the top/bottom of many pages (headers, footers)."""
+    n = len(pages)
+    counts: Counter[str] = Counter()
+    for lines in pages:
+        counts.update({line_key(l) for l in edge_lines(lines)})
+    keys = {k for k in counts if _PAGE_NUMBER.match(k)}
+    if n >= 3:
+        need = max(3, math.ceil(0.5 * n))
+        keys |= {k for k, c in counts.items()
+                 if c >= need and k and not (heading_of(k) and "#" in k and len(k) < 12)}
+    keys.discard("")
+    return keys
+
+
+def edge_lines(lines: list[str]) -> list[str]:
+    body = [l for l in lines if l.strip()]
+    return body if len(body) <= 2 * EDGE else body[:EDGE] + body[-EDGE:]
+
+
+def strip_running(lines: list[str], keys: set[str]) -> list[str]:
+    """The page's lines without running headers/footers (only searched near the edges)."""
+    idx = [i for i, l in enumerate(lines) if l.strip()]
+    edges = set(idx[:EDGE] + idx[-EDGE:])
+    return [l for i, l in enumerate(lines)
+            if l.strip() and not (i in edges and line_key(l) in keys)]
+
+
+def detect_language(texts: list[str]) -> str:
+    """'zh', 'en' or 'mixed', by pages: bilingual documents have pages of both kinds."""
+    kinds = [("zh" if cjk_share(t) > 0.3 else "en") for t in texts if t.strip()]
+    if not kinds:
+        return "en"
+    zh = kinds.count("zh") / len(kinds)
+    return "zh" if zh >= 0.8 else "en" if zh <= 0.2 else "mixed"

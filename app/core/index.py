@@ -1,0 +1,149 @@
+"""SQLite FTS5 index over chunks: how text is tokenised, how questions become queries.
+
+One FTS5 table with the porter + unicode61 tokenizer serves both languages: English
+words are stemmed; runs of CJK characters are written as overlapping bigrams
+("违约金" → "违约 约金"), the usual way to search unsegmented Chinese without a
+dictionary, and questions are cut into bigrams the same way.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from dataclasses import dataclass
+
+from app.core.documents.chunking import Piece
+from app.core.documents.structure import cn_to_int, roman_to_int
+from app.core.textnorm import normalize
+
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+_WORD = re.compile(r"[^\W_]+")
+# Column weights for bm25(): body, section labels, headings/defined terms, document title.
+WEIGHTS = (1.0, 6.0, 2.0, 1.0)
+
+
+def bigrams(run: str) -> list[str]:
+    return [run] if len(run) < 2 else [run[i:i + 2] for i in range(len(run) - 1)]
+
+
+def index_text(text: str) -> str:
+    """Normalised text with every CJK run spelled as space-separated bigrams."""
+    return _CJK_RUN.sub(lambda m: " " + " ".join(bigrams(m.group())) + " ", normalize(text))
+
+
+def section_token(key: str) -> str:
+    """'5.2' → 'sec5d2': one token, so 'Section 5.2' never matches clause 5.20 or 2.5."""
+    return "sec" + key.replace(".", "d")
+
+
+_DEFINED = re.compile(r'"([^"]{2,60})"\s*(?:means|shall mean|has the meaning|refers to|includes)'
+                      r'|"([^"]{1,20})"\s*[,，]?\s*是指|所称([^\s,，。"]{1,20})[,，]\s*是指', re.I)
+
+
+def defined_terms(text: str) -> list[str]:
+    """Terms a chunk defines ('"Enhanced Cap" means …', '"去标识化"，是指 …')."""
+    return [next(g for g in m.groups() if g) for m in _DEFINED.finditer(normalize(text))]
+
+
+def add_piece(con: sqlite3.Connection, chunk_id: int, piece: Piece, title: str) -> None:
+    heading = " ".join([piece.heading] + defined_terms(piece.chunk.text))
+    con.execute("INSERT INTO chunk_fts(rowid, body, section, heading, title) VALUES (?,?,?,?,?)",
+                (chunk_id, index_text(piece.chunk.text),
+                 " ".join(section_token(k) for k in piece.keys), index_text(heading),
+                 index_text(title)))
+
+
+# --- questions -------------------------------------------------------------------
+
+_STOP_EN = set("""a about above after again against all am an and any are as at be because
+been before being below between both but by can could did do does doing down during each
+few for from further had has have having he her here hers him his how i if in into is it its
+itself just me more most my no nor not now of off on once only or other our ours out over own
+same she should so some such than that the their theirs them then there these they this those
+through to too under until up very was we were what when where which while who whom why will
+with would you your yours yourself under s t don may might must shall also any anything ever
+still does doesn isn aren wasn weren won get gets got let lets us our one ones much many""".split())
+_STOP_ZH = re.compile(r"有没有|是不是|能不能|可不可以|什么|怎么|怎样|如何|哪些|哪个|哪种|哪一|多少|"
+                      r"多长|多久|多大|是否|请问|根据|[的了吗呢吧啊么哪]")
+_SECTION_REF = re.compile(
+    r"(?:section|clause|article|§)\s*(\d{1,3}(?:\.\d{1,3})*|[ivxlc]+)\b"
+    r"|第\s*([零〇一二三四五六七八九十百千两]+|\d+(?:\.\d+)*)\s*条"
+    r"|(?<![\d.])(\d{1,3}\.\d{1,3}(?:\.\d{1,3})*)(?![\d%]|\.\d)", re.I)
+
+
+@dataclass(frozen=True)
+class Query:
+    terms: tuple[str, ...]       # index-form tokens (English words, CJK bigrams)
+    sections: tuple[str, ...]    # section tokens the question names ("sec22d5")
+
+    def match(self) -> str:
+        """FTS5 expression: any term, in any column; named sections count extra."""
+        parts = []
+        if self.terms:
+            parts.append("{body heading title} : (" + " OR ".join(_quote(t) for t in self.terms) + ")")
+        if self.sections:
+            parts.append("section : (" + " OR ".join(self.sections) + ")")
+        return " OR ".join(parts)
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def parse_query(question: str) -> Query:
+    text = normalize(question)
+    sections = []
+    for m in _SECTION_REF.finditer(text):
+        number = next(g for g in m.groups() if g)
+        value = number if re.fullmatch(r"\d+(\.\d+)*", number) else cn_to_int(number) or roman_to_int(number)
+        if value:
+            sections.append(section_token(".".join(str(int(p)) for p in str(value).split("."))))
+    terms: list[str] = []
+    for run in _CJK_RUN.findall(text):
+        for piece in _STOP_ZH.split(run):
+            terms.extend(bigrams(piece) if len(piece) > 1 else [])
+    latin = _CJK_RUN.sub(" ", text)
+    terms.extend(w for w in _WORD.findall(latin) if w not in _STOP_EN and len(w) > 1)
+    return Query(tuple(dict.fromkeys(terms)), tuple(dict.fromkeys(sections)))
+
+
+@dataclass(frozen=True)
+class ChunkHit:
+    chunk_id: int
+    doc_id: int
+    page: int
+    page_end: int
+    section: str
+    text: str
+    score: float
+
+
+def search_chunks(con: sqlite3.Connection, query: Query, doc_ids: list[int] | None,
+                  limit: int) -> list[ChunkHit]:
+    """Best chunks first (BM25); each attributed to the page holding most query terms."""
+    expr = query.match()
+    if not expr:
+        return []
+    sql = ("SELECT c.id, c.doc_id, c.page_start, c.page_end, c.section, c.text, c.spans, "
+           f"bm25(chunk_fts, {', '.join(map(str, WEIGHTS))}) AS s "
+           "FROM chunk_fts JOIN chunks c ON c.id = chunk_fts.rowid WHERE chunk_fts MATCH ?")
+    args: list = [expr]
+    if doc_ids is not None:
+        sql += f" AND c.doc_id IN ({','.join('?' * len(doc_ids))})"
+        args += list(doc_ids)
+    rows = con.execute(sql + " ORDER BY s LIMIT ?", args + [limit]).fetchall()
+    return [ChunkHit(cid, doc, _best_page(text, json.loads(spans), query), end, sec, text, -s)
+            for cid, doc, start, end, sec, text, spans, s in rows]
+
+
+def _best_page(text: str, spans: list[list[int]], query: Query) -> int:
+    if len(spans) == 1:
+        return spans[0][0]
+    best, best_n = spans[0][0], -1
+    for i, (page, start) in enumerate(spans):
+        stop = spans[i + 1][1] if i + 1 < len(spans) else len(text)
+        seg = index_text(text[start:stop])
+        n = sum(seg.count(t[:6]) for t in query.terms)  # crude stem: prefix of the term
+        if n > best_n:
+            best, best_n = page, n
+    return best

@@ -1,0 +1,194 @@
+"""The library facade: add documents, read their pages and chunks, search, chat history."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from app.core import index, paths, store
+from app.core.documents.errors import DocumentError
+from app.core.documents.ingest import Ingested, ingest
+from app.core.documents.pdf import read_file
+from app.core.documents.types import Chunk, DocumentInfo, Hit, Page
+
+
+@dataclass(frozen=True)
+class Exchange:
+    id: int
+    doc_ids: tuple[int, ...]
+    question: str
+    answer_json: str
+    created_at: float
+
+
+_DOC_COLS = "id, sha256, path, last_path, title, page_count, lang, warnings"
+
+
+class Library:
+    def __init__(self, path: Path | None = None):
+        self.path = Path(path) if path else paths.library_path()
+        self._con = store.connect(self.path)
+        self._lock = threading.RLock()   # one connection shared by GUI and worker threads
+
+    # --- documents ---------------------------------------------------------------
+    def add(self, path: str | Path, password: str | None = None,
+            progress: Callable[[int, int], None] | None = None) -> DocumentInfo:
+        """Index a PDF (or return it at once if a file with the same SHA-256 is indexed)."""
+        raw = read_file(path)
+        known = self._find(raw.sha256)
+        if known is not None:
+            return self._reopened(known, str(raw.path))
+        result = ingest(raw, password, progress)   # slow part: outside the write lock
+        with self._lock:
+            known = self._find(raw.sha256)         # another thread may have won the race
+            if known is not None:
+                return self._reopened(known, str(raw.path))
+            return self.get(self._write(result))
+
+    def _write(self, r: Ingested) -> int:
+        """Everything for one document in one transaction: all of it or nothing."""
+        con, now = self._con, time.time()
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            doc_id = con.execute(
+                "INSERT INTO documents(sha256, path, last_path, title, page_count, lang, warnings,"
+                " added_at, opened_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                (r.raw.sha256, str(r.raw.path), str(r.raw.path), r.title, len(r.pages), r.lang,
+                 json.dumps(r.warnings), now, now)).lastrowid
+            searchable = {page for p in r.pieces for page, _ in p.spans}
+            con.executemany("INSERT INTO pages VALUES (?,?,?,?,?,?)",
+                            [(doc_id, p.number, p.text, p.width, p.height,
+                              int(p.number in searchable)) for p in r.pages])
+            doc_title = f"{r.title} {r.raw.path.stem.replace('-', ' ')}"
+            for piece in r.pieces:
+                c = piece.chunk
+                chunk_id = con.execute(
+                    "INSERT INTO chunks(doc_id, ordinal, page_start, page_end, section, heading,"
+                    " text, spans) VALUES (?,?,?,?,?,?,?,?)",
+                    (doc_id, c.ordinal, c.page_start, c.page_end, c.section, piece.heading,
+                     c.text, json.dumps(piece.spans))).lastrowid
+                index.add_piece(con, chunk_id, piece, doc_title)
+            con.execute("COMMIT")
+            return doc_id
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+
+    def _find(self, sha256: str) -> int | None:
+        with self._lock:
+            row = self._con.execute("SELECT id FROM documents WHERE sha256 = ?", (sha256,)).fetchone()
+        return row[0] if row else None
+
+    def _reopened(self, doc_id: int, path: str) -> DocumentInfo:
+        with self._lock:
+            self._con.execute("UPDATE documents SET last_path = ?, opened_at = ? WHERE id = ?",
+                              (path, time.time(), doc_id))
+        return self.get(doc_id)
+
+    def get(self, doc_id: int) -> DocumentInfo:
+        with self._lock:
+            row = self._con.execute(f"SELECT {_DOC_COLS} FROM documents WHERE id = ?",
+                                    (doc_id,)).fetchone()
+        if row is None:
+            raise DocumentError(f"document {doc_id} is not in the library")
+        return _info(row)
+
+    def documents(self) -> list[DocumentInfo]:
+        with self._lock:
+            rows = self._con.execute(f"SELECT {_DOC_COLS} FROM documents ORDER BY id").fetchall()
+        return [_info(r) for r in rows]
+
+    def remove(self, doc_id: int) -> None:
+        with self._lock:
+            con = self._con
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                con.execute("DELETE FROM chunk_fts WHERE rowid IN "
+                            "(SELECT id FROM chunks WHERE doc_id = ?)", (doc_id,))
+                con.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+
+    # --- content -----------------------------------------------------------------
+    def pages(self, doc_id: int) -> list[Page]:
+        with self._lock:
+            rows = self._con.execute("SELECT number, text, width, height FROM pages "
+                                     "WHERE doc_id = ? ORDER BY number", (doc_id,)).fetchall()
+        return [Page(*r) for r in rows]
+
+    def page_text(self, doc_id: int, page: int) -> str:
+        with self._lock:
+            row = self._con.execute("SELECT text FROM pages WHERE doc_id = ? AND number = ?",
+                                    (doc_id, page)).fetchone()
+        if row is None:
+            raise DocumentError(f"document {doc_id} has no page {page}")
+        return row[0]
+
+    def chunks(self, doc_id: int) -> list[Chunk]:
+        with self._lock:
+            rows = self._con.execute("SELECT ordinal, page_start, page_end, section, text FROM "
+                                     "chunks WHERE doc_id = ? ORDER BY ordinal", (doc_id,)).fetchall()
+        return [Chunk(*r) for r in rows]
+
+    # --- search ------------------------------------------------------------------
+    def search(self, query: str, doc_ids: list[int] | None = None, k: int = 5) -> list[Hit]:
+        """Best pages first, at most one hit per (document, page)."""
+        if doc_ids is not None and not doc_ids:
+            return []
+        q = index.parse_query(query)
+        with self._lock:
+            found = index.search_chunks(self._con, q, doc_ids, limit=max(50, 10 * k))
+            paths_ = dict(self._con.execute("SELECT id, last_path FROM documents").fetchall())
+        hits: dict[tuple[int, int], Hit] = {}
+        for h in found:
+            if (h.doc_id, h.page) not in hits:
+                hits[(h.doc_id, h.page)] = Hit(doc_id=h.doc_id, path=paths_[h.doc_id], page=h.page,
+                                               score=h.score, text=h.text, section=h.section,
+                                               page_end=h.page_end)
+            if len(hits) == k:
+                break
+        return list(hits.values())
+
+    # --- chat history ------------------------------------------------------------
+    def add_exchange(self, doc_ids: list[int], question: str, answer_json: str) -> int:
+        ids = sorted(set(doc_ids))
+        with self._lock:
+            con = self._con
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                ex_id = con.execute("INSERT INTO exchanges(doc_key, question, answer_json, created_at)"
+                                    " VALUES (?,?,?,?)", (_doc_key(ids), question, answer_json,
+                                                          time.time())).lastrowid
+                con.executemany("INSERT INTO exchange_docs VALUES (?,?)", [(ex_id, d) for d in ids])
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+        return ex_id
+
+    def exchanges(self, doc_ids: list[int]) -> list[Exchange]:
+        """Chat history for exactly this set of documents, oldest first."""
+        ids = tuple(sorted(set(doc_ids)))
+        with self._lock:
+            rows = self._con.execute("SELECT id, question, answer_json, created_at FROM exchanges "
+                                     "WHERE doc_key = ? ORDER BY id", (_doc_key(ids),)).fetchall()
+        return [Exchange(r[0], ids, r[1], r[2], r[3]) for r in rows]
+
+    def close(self) -> None:
+        with self._lock:
+            self._con.close()
+
+
+def _doc_key(ids) -> str:
+    return ",".join(str(i) for i in sorted(set(ids)))
+
+
+def _info(row) -> DocumentInfo:
+    doc_id, sha, path, last_path, title, pages, lang, warnings = row
+    return DocumentInfo(id=doc_id, sha256=sha, path=path, title=title, page_count=pages,
+                        lang=lang, warnings=tuple(json.loads(warnings)), last_path=last_path)

@@ -1,0 +1,89 @@
+"""The SQLite library file: connection, schema and migrations (WAL, foreign keys)."""
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+# Each entry upgrades the schema by one version (PRAGMA user_version); never edit a
+# released entry, append a new one.
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE documents (
+        id          INTEGER PRIMARY KEY,
+        sha256      TEXT NOT NULL UNIQUE,
+        path        TEXT NOT NULL,          -- where it was first added
+        last_path   TEXT NOT NULL,          -- where it was opened from most recently
+        title       TEXT NOT NULL,
+        page_count  INTEGER NOT NULL,
+        lang        TEXT NOT NULL,
+        warnings    TEXT NOT NULL DEFAULT '[]',   -- JSON list of strings
+        added_at    REAL NOT NULL,
+        opened_at   REAL NOT NULL
+    );
+    CREATE TABLE pages (
+        doc_id      INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+        number      INTEGER NOT NULL,
+        text        TEXT NOT NULL,
+        width       REAL NOT NULL,
+        height      REAL NOT NULL,
+        searchable  INTEGER NOT NULL DEFAULT 1,
+        PRIMARY KEY (doc_id, number)
+    ) WITHOUT ROWID;
+    CREATE TABLE chunks (
+        id          INTEGER PRIMARY KEY,
+        doc_id      INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+        ordinal     INTEGER NOT NULL,
+        page_start  INTEGER NOT NULL,
+        page_end    INTEGER NOT NULL,
+        section     TEXT NOT NULL,
+        heading     TEXT NOT NULL,
+        text        TEXT NOT NULL,
+        spans       TEXT NOT NULL           -- JSON [[page, offset], …] into text
+    );
+    CREATE INDEX chunks_doc ON chunks(doc_id, ordinal);
+    CREATE VIRTUAL TABLE chunk_fts USING fts5(
+        body, section, heading, title,
+        tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    CREATE TABLE exchanges (
+        id          INTEGER PRIMARY KEY,
+        doc_key     TEXT NOT NULL,          -- sorted document ids, "3,7"
+        question    TEXT NOT NULL,
+        answer_json TEXT NOT NULL,
+        created_at  REAL NOT NULL
+    );
+    CREATE INDEX exchanges_docs ON exchanges(doc_key, id);
+    CREATE TABLE exchange_docs (
+        exchange_id INTEGER NOT NULL REFERENCES exchanges(id) ON DELETE CASCADE,
+        doc_id      INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+        PRIMARY KEY (exchange_id, doc_id)
+    ) WITHOUT ROWID;
+    """,
+]
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open (creating if needed) and migrate the library at `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # isolation_level=None: we issue BEGIN/COMMIT ourselves so one document is one
+    # transaction; check_same_thread=False because the GUI reads from worker threads
+    # (the Library serialises access with a lock).
+    con = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("PRAGMA synchronous=NORMAL")
+    con.execute("PRAGMA foreign_keys=ON")
+    migrate(con)
+    return con
+
+
+def migrate(con: sqlite3.Connection) -> None:
+    version = con.execute("PRAGMA user_version").fetchone()[0]
+    if version > len(MIGRATIONS):
+        raise RuntimeError(f"library schema v{version} is newer than this Pagewise (v{len(MIGRATIONS)})")
+    for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+        try:
+            con.executescript(f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version={number};\nCOMMIT;")
+        except BaseException:
+            if con.in_transaction:
+                con.execute("ROLLBACK")
+            raise

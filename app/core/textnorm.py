@@ -1,0 +1,59 @@
+"""Text normalisation shared by indexing, querying and citation matching.
+
+Both sides of every comparison go through `normalize`, so a quote typed by a model
+("liability", straight quotes, no line breaks) matches the PDF's text layer
+("liabil-\\nity", curly quotes, ligatures, wrapped Chinese lines).
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# CJK ideographs, kana, hangul, CJK symbols/punctuation and full-width forms.
+CJK_CLASS = (r"\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u312f\u3190-\u31ff"
+             r"\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef")
+_CJK = f"[{CJK_CLASS}]"
+IDEOGRAPH_CLASS = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+
+_QUOTES = str.maketrans({
+    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "\u00b4": "'",
+    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
+    "\u00ab": '"', "\u00bb": '"',
+    "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-",
+    "\u2015": "-", "\u2212": "-", "\ufe58": "-", "\ufe63": "-", "\uff0d": "-",
+    "\u00ad": None, "\u200b": None, "\u200c": None, "\u200d": None, "\ufeff": None,
+})
+# A hyphen at a line end between two lower-case letters is a word broken by the
+# typesetter ("liabil-\nity"); upper-case compounds ("NON-\nINFRINGEMENT") keep it.
+_SOFT_BREAK = re.compile(r"(?<=[a-z\u00df-\u00ff])-[ \t]*\n\s*(?=[a-z\u00df-\u00ff])")
+_SPACE = re.compile(r"\s+")
+_SPACE_BEFORE_CJK = re.compile(rf" (?={_CJK})")
+_SPACE_AFTER_CJK = re.compile(rf"(?<={_CJK}) ")
+
+
+def normalize(text: str) -> str:
+    """Canonical form for matching: NFKC, plain quotes/dashes, joined hyphenation,
+    single spaces, no spaces touching CJK, casefolded."""
+    text = _SOFT_BREAK.sub("", text)
+    text = _SPACE.sub(" ", text.translate(_QUOTES))
+    text = _drop_cjk_spaces(text)
+    # NFKC after the CJK step: it turns full-width punctuation (，：) into ASCII,
+    # which would hide it from the CJK space rule.
+    text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+    text = _drop_cjk_spaces(_SPACE.sub(" ", text))
+    return text.casefold().strip()
+
+
+def _drop_cjk_spaces(text: str) -> str:
+    return _SPACE_AFTER_CJK.sub("", _SPACE_BEFORE_CJK.sub("", text))
+
+
+_IDEOGRAPH = re.compile(f"[{IDEOGRAPH_CLASS}]")
+_LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
+
+
+def cjk_share(text: str) -> float:
+    """Share of CJK ideographs among letters (0.0 when there are none)."""
+    cjk = len(_IDEOGRAPH.findall(text))
+    latin = len(_LATIN.findall(text))
+    return cjk / (cjk + latin) if cjk + latin else 0.0
