@@ -1,0 +1,242 @@
+"""OpenAI-compatible chat client for our llama.cpp worker, vLLM's server or a remote endpoint.
+
+stdlib http.client rather than the `openai` package: we need the server root too (/health,
+/metrics are not OpenAI API), cancellation that cuts a blocked read from another thread (Stop
+button during a long prompt evaluation), our usage extension, one-line typed errors, and no
+pydantic import on the start-up path. It always streams, so time-to-first-token is measured.
+"""
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import socket
+import threading
+import time
+import urllib.parse
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from app.worker import errors
+
+
+@dataclass
+class ChatResult:
+    text: str
+    ttft_s: float
+    total_s: float
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+    finish_reason: str
+
+
+_METRIC = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)")
+
+
+def parse_metrics(text: str) -> dict[str, float]:
+    """Prometheus text → {name: value}; labelled series of one name are summed (vLLM labels by model)."""
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        m = _METRIC.match(line)
+        if m and not line.startswith("#"):
+            try:
+                out[m.group(1)] = out.get(m.group(1), 0.0) + float(m.group(3))
+            except ValueError:
+                continue
+    return out
+
+
+def kv_cache_usage(metrics: dict[str, float]) -> float | None:
+    """KV-cache use in 0..1 from our worker's or vLLM's metrics (names differ across versions)."""
+    for name in ("pagewise_kv_cache_usage_ratio", "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"):
+        if name in metrics:
+            return metrics[name]
+    return None
+
+
+class ChatClient:
+    def __init__(self, base_url: str, api_key: str, model: str, timeout_s: float = 600):
+        self.base_url, self.api_key, self.model, self.timeout_s = base_url.rstrip("/"), api_key, model, timeout_s
+        parts = urllib.parse.urlsplit(self.base_url)
+        self._scheme, self._host, self._port = parts.scheme, parts.hostname, parts.port
+        self._prefix = parts.path                          # "/v1" usually
+        self._root = self._prefix[:-3] if self._prefix.endswith("/v1") else self._prefix
+
+    # --- public -------------------------------------------------------------------------------
+    def chat(self, messages: list[dict], json_schema: dict | None = None, max_tokens: int = 512,
+             temperature: float = 0.0, on_delta: Callable[[str], None] | None = None,
+             cancel: threading.Event | None = None) -> ChatResult:
+        body = {"model": self.model, "messages": messages, "max_tokens": max_tokens,
+                "temperature": temperature, "stream": True, "stream_options": {"include_usage": True}}
+        if json_schema is not None:
+            body["response_format"] = {"type": "json_schema",
+                                       "json_schema": {"name": "answer", "schema": json_schema, "strict": True}}
+        began = time.perf_counter()
+        conn = self._connection(self.timeout_s)
+        done = threading.Event()
+        if cancel is not None:
+            threading.Thread(target=self._cut_on_cancel, args=(conn, cancel, done), daemon=True).start()
+        try:
+            resp = self._send(conn, "POST", f"{self._prefix}/chat/completions", body, cancel)
+            return self._collect(self._events(resp, cancel), began, on_delta, cancel)
+        finally:
+            done.set()
+            conn.close()
+
+    def health(self) -> bool:
+        """Our worker and vLLM have /health; a remote endpoint may only answer /v1/models."""
+        for path in (f"{self._root}/health", f"{self._prefix}/models"):
+            try:
+                status, _ = self._get(path, timeout_s=3)
+                if status == 200:
+                    return True
+            except errors.WorkerError:
+                return False
+        return False
+
+    def metrics(self) -> dict[str, float]:
+        status, data = self._get(f"{self._root}/metrics", timeout_s=5)
+        if status != 200:
+            raise errors.ServerError(f"{self._host}: /metrics answered HTTP {status}")
+        return parse_metrics(data.decode("utf-8", errors="replace"))
+
+    def models(self) -> list[str]:
+        status, data = self._get(f"{self._prefix}/models", timeout_s=10)
+        self._raise_for(status, data)
+        return [m.get("id", "") for m in json.loads(data).get("data", [])]
+
+    # --- streaming ----------------------------------------------------------------------------
+    def _events(self, resp: http.client.HTTPResponse, cancel) -> Iterator[dict]:
+        while True:
+            try:
+                raw = resp.readline()
+            except (OSError, http.client.HTTPException) as exc:
+                raise self._broken(exc, cancel) from None
+            if not raw:
+                if cancel is not None and cancel.is_set():
+                    raise errors.Cancelled("cancelled")
+                raise errors.WorkerDied(f"{self._where()} closed the stream before it finished")
+            line = raw.decode("utf-8", errors="replace").strip()
+            if not line.startswith("data:"):
+                continue
+            payload = line[5:].strip()
+            if payload == "[DONE]":
+                return
+            try:
+                event = json.loads(payload)
+            except ValueError:
+                raise errors.ServerError(f"{self._where()} sent a malformed event") from None
+            if "error" in event:
+                raise errors.ServerError(f"{self._where()}: {_message(event)}")
+            yield event
+
+    def _collect(self, events: Iterator[dict], began: float, on_delta, cancel) -> ChatResult:
+        parts, ttft, finish, usage = [], 0.0, "", {}
+        for event in events:
+            for choice in event.get("choices") or []:
+                delta = (choice.get("delta") or {}).get("content") or ""
+                if delta:
+                    ttft = ttft or time.perf_counter() - began
+                    parts.append(delta)
+                    if on_delta:
+                        on_delta(delta)
+                finish = choice.get("finish_reason") or finish
+            usage = event.get("usage") or usage
+            if cancel is not None and cancel.is_set():
+                raise errors.Cancelled("cancelled")
+        total = time.perf_counter() - began
+        details = usage.get("prompt_tokens_details") or {}
+        return ChatResult("".join(parts), ttft or total, total, int(usage.get("prompt_tokens") or 0),
+                          int(usage.get("completion_tokens") or 0), int(details.get("cached_tokens") or 0),
+                          finish or "stop")
+
+    # --- HTTP plumbing ------------------------------------------------------------------------
+    def _connection(self, timeout_s: float) -> http.client.HTTPConnection:
+        cls = http.client.HTTPSConnection if self._scheme == "https" else http.client.HTTPConnection
+        return cls(self._host, self._port, timeout=timeout_s)
+
+    def _headers(self) -> dict:
+        return {"Authorization": f"Bearer {self.api_key}", "Content-Type": "application/json",
+                "Accept": "text/event-stream, application/json"}
+
+    def _send(self, conn, method: str, path: str, body: dict | None, cancel=None) -> http.client.HTTPResponse:
+        try:
+            conn.request(method, path, body=json.dumps(body).encode() if body is not None else None,
+                         headers=self._headers())
+            resp = conn.getresponse()
+        except (OSError, http.client.HTTPException) as exc:
+            raise self._broken(exc, cancel) from None
+        if resp.status != 200:
+            self._raise_for(resp.status, resp.read())
+        return resp
+
+    def _get(self, path: str, timeout_s: float) -> tuple[int, bytes]:
+        conn = self._connection(timeout_s)
+        try:
+            conn.request("GET", path, headers=self._headers())
+            resp = conn.getresponse()
+            return resp.status, resp.read()
+        except (OSError, http.client.HTTPException) as exc:
+            raise self._broken(exc, None) from None
+        finally:
+            conn.close()
+
+    def _raise_for(self, status: int, data: bytes) -> None:
+        if status == 200:
+            return
+        message = _message(_json_or_none(data)) or data[:200].decode("utf-8", errors="replace").strip()
+        if status in (401, 403):
+            raise errors.AuthFailed(f"{self._where()} refused the API key (HTTP {status})")
+        if 400 <= status < 500:
+            raise errors.BadRequest(f"{self._where()} rejected the request: {message}", status)
+        if status == 503:
+            raise errors.WorkerUnavailable(f"{self._where()} is not ready (HTTP 503)")
+        raise errors.ServerError(f"{self._where()} failed (HTTP {status}): {message}")
+
+    def _broken(self, exc: Exception, cancel) -> errors.WorkerError:
+        """Translate a socket-level failure into the one-line typed error the user sees."""
+        if cancel is not None and cancel.is_set():
+            return errors.Cancelled("cancelled")
+        if isinstance(exc, (TimeoutError, socket.timeout)):
+            return errors.RequestTimeout(f"{self._where()} did not answer within {self.timeout_s:.0f} s")
+        if isinstance(exc, ConnectionRefusedError):
+            return errors.WorkerUnavailable(f"no engine answers at {self._where()}")
+        if isinstance(exc, socket.gaierror):
+            return errors.WorkerUnavailable(f"cannot resolve {self._host}")
+        if isinstance(exc, (ConnectionResetError, BrokenPipeError, http.client.RemoteDisconnected,
+                            http.client.IncompleteRead)):
+            return errors.WorkerDied(f"{self._where()} dropped the connection (engine stopped or crashed)")
+        return errors.WorkerUnavailable(f"{self._where()}: {exc}")
+
+    @staticmethod
+    def _cut_on_cancel(conn, cancel: threading.Event, done: threading.Event) -> None:
+        """Unblock a read that may wait minutes for the first token: shut the socket on cancel."""
+        while not done.is_set():
+            if cancel.wait(0.05):
+                sock = conn.sock
+                if sock is not None and not done.is_set():
+                    try:
+                        sock.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+                return
+
+    def _where(self) -> str:
+        return f"{self._host}:{self._port}" if self._port else str(self._host)
+
+
+def _json_or_none(data: bytes):
+    try:
+        return json.loads(data)
+    except ValueError:
+        return None
+
+
+def _message(obj) -> str:
+    if isinstance(obj, dict):
+        err = obj.get("error", obj)
+        if isinstance(err, dict):
+            return str(err.get("message") or err.get("detail") or "")[:300]
+        return str(err)[:300]
+    return ""

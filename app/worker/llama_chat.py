@@ -1,0 +1,222 @@
+"""One chat completion on a llama_cpp.Llama: template → tokens → prefix reuse → generate.
+
+Why our own loop instead of Llama.create_chat_completion: we need to know how many prompt
+tokens were reused (usage.prompt_tokens_details.cached_tokens), to restore/save KV state on
+disk around the prompt evaluation, to honour json_schema (the bundled handler ignores it), and
+to stop between prompt batches when the client goes away.
+"""
+from __future__ import annotations
+
+import codecs
+import json
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+import llama_cpp
+import numpy as np
+from llama_cpp import llama_chat_format
+from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
+
+from app.worker.kv_store import KvStore, common_prefix
+
+
+class RequestError(ValueError):
+    """The request is invalid (HTTP 400); the message goes back to the client."""
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    restored_tokens: int = 0     # of cached_tokens, how many came from the disk store
+    prompt_s: float = 0.0
+    generate_s: float = 0.0
+    finish_reason: str = "stop"
+
+
+@dataclass
+class Params:
+    max_tokens: int = 512
+    temperature: float = 0.0
+    top_p: float = 0.95
+    seed: int | None = None
+    stop: list[str] = field(default_factory=list)
+    schema: dict | None = None
+    repeat_penalty: float = 1.0
+
+    @classmethod
+    def from_request(cls, body: dict) -> "Params":
+        stop = body.get("stop") or []
+        return cls(max_tokens=int(body.get("max_tokens") or body.get("max_completion_tokens") or 512),
+                   temperature=float(body.get("temperature", 0.0) if body.get("temperature") is not None else 0.0),
+                   top_p=float(body.get("top_p") or 0.95), seed=body.get("seed"),
+                   stop=[stop] if isinstance(stop, str) else list(stop),
+                   schema=schema_of(body.get("response_format")),
+                   repeat_penalty=float(body.get("repeat_penalty") or 1.0))
+
+
+def schema_of(fmt: dict | None) -> dict | None:
+    """Accept OpenAI's json_schema form and llama.cpp's json_object+schema form; {} = any JSON."""
+    if not fmt or fmt.get("type") == "text":
+        return None
+    if fmt.get("type") == "json_schema":
+        schema = (fmt.get("json_schema") or {}).get("schema")
+        if not isinstance(schema, dict):
+            raise RequestError("response_format.json_schema.schema must be an object")
+        return schema
+    if fmt.get("type") == "json_object":
+        return fmt.get("schema") or {}
+    raise RequestError(f"unsupported response_format type {fmt.get('type')!r}")
+
+
+class ChatEngine:
+    """Owns the Llama instance; chat() calls are serialised by the caller's lock."""
+
+    def __init__(self, llm: llama_cpp.Llama, store: KvStore | None = None, batch: int | None = None):
+        self.llm, self.store = llm, store
+        self.batch = batch or llm.n_batch
+        self._format = _formatter(llm)
+        self._eos = {llm.token_eos()}
+        self._grammars: dict[str, LlamaGrammar] = {}
+
+    def tokens_for(self, messages: list[dict]) -> tuple[list[int], list[str]]:
+        try:
+            result = self._format(messages=messages)
+        except Exception as exc:  # jinja errors, bad roles...
+            raise RequestError(f"cannot apply the chat template: {exc}") from None
+        tokens = self.llm.tokenize(result.prompt.encode("utf-8"), add_bos=not result.added_special,
+                                   special=True)
+        stops = result.stop if isinstance(result.stop, list) else [result.stop] if result.stop else []
+        return tokens, [s for s in stops if s]
+
+    def chat(self, messages: list[dict], params: Params,
+             cancelled: Callable[[], bool] = lambda: False) -> Iterator[tuple[str, Usage]]:
+        """Yield (text delta, usage so far); the last yield has usage.finish_reason set."""
+        tokens, template_stops = self.tokens_for(messages)
+        n_ctx = self.llm.n_ctx()
+        if len(tokens) >= n_ctx:
+            raise RequestError(f"the prompt is {len(tokens)} tokens but the context holds {n_ctx}")
+        grammar = self._grammar(params.schema) if params.schema is not None else None
+        usage = Usage(prompt_tokens=len(tokens))
+        began = time.perf_counter()
+        if not self._prefill(tokens, usage, cancelled):
+            usage.finish_reason = "cancelled"
+            yield "", usage
+            return
+        usage.prompt_s = time.perf_counter() - began
+        yield from self._generate(tokens, params, template_stops, grammar, usage, cancelled)
+
+    # --- prompt: reuse memory, else disk, then evaluate the rest --------------------------------
+    def _prefill(self, tokens: list[int], usage: Usage, cancelled: Callable[[], bool]) -> bool:
+        """Evaluate all prompt tokens but the last (generate() evaluates that one and samples)."""
+        llm, want = self.llm, len(tokens) - 1
+        prompt = np.asarray(tokens, dtype=np.int32)
+        have = min(common_prefix(np.asarray(llm.input_ids[:llm.n_tokens]), prompt), want)
+        best = self.store.best(tokens) if self.store else None
+        if best and min(best.common, want) > have + 64:   # disk beats memory by a margin worth a load
+            have = self._restore(best.digest, min(best.common, want))
+            usage.restored_tokens = have
+        usage.cached_tokens = have
+        llm.n_tokens = have                      # eval() first drops KV cells from n_tokens on
+        for start in range(have, want, self.batch):
+            if cancelled():
+                return False
+            llm.eval(tokens[start:min(start + self.batch, want)])
+        if self.store and want > 0 and self.store.worth_saving(want, best.common if best else 0):
+            try:
+                self.store.save(llm._ctx.ctx, tokens[:want])
+            except OSError as exc:  # a full disk must not fail the answer
+                print(f"kv-store: not saved ({exc})", flush=True)
+        return True
+
+    def _restore(self, digest: str, usable: int) -> int:
+        """Replace the in-memory KV with a stored entry; returns how many prompt tokens it covers."""
+        llm = self.llm
+        llm._ctx.kv_cache_seq_rm(-1, 0, -1)      # the file's cells go into an empty sequence
+        restored = self.store.load(llm._ctx.ctx, digest, llm.n_ctx())
+        if not restored:
+            llm.n_tokens = 0
+            return 0
+        llm.input_ids[:len(restored)] = restored
+        llm.n_tokens, llm._requires_eval = len(restored), True
+        return usable
+
+    # --- answer ---------------------------------------------------------------------------------
+    def _generate(self, tokens, params, template_stops, grammar, usage, cancelled):
+        llm = self.llm
+        llm.set_seed(params.seed if params.seed is not None else random.randint(0, 2**31 - 1))
+        budget = min(params.max_tokens, llm.n_ctx() - len(tokens))
+        stops = StopFilter(params.stop + template_stops)
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        began, usage.finish_reason = time.perf_counter(), "length"
+        gen = llm.generate(tokens, temp=params.temperature, top_p=params.top_p,
+                           repeat_penalty=params.repeat_penalty, grammar=grammar)
+        try:
+            for token in gen:
+                if cancelled():
+                    usage.finish_reason = "cancelled"
+                    break
+                if llama_cpp.llama_vocab_is_eog(llm._model.vocab, token) or token in self._eos:
+                    usage.finish_reason = "stop"
+                    break
+                usage.completion_tokens += 1
+                text, hit = stops.feed(decoder.decode(llm.detokenize([token])))
+                usage.generate_s = time.perf_counter() - began
+                if text:
+                    yield text, usage
+                if hit:
+                    usage.finish_reason = "stop"
+                    break
+                if usage.completion_tokens >= budget:
+                    break
+        finally:
+            gen.close()
+        usage.generate_s = time.perf_counter() - began
+        yield stops.flush(), usage
+
+    def _grammar(self, schema: dict) -> LlamaGrammar:
+        key = json.dumps(schema, sort_keys=True)
+        if key not in self._grammars:
+            try:
+                self._grammars[key] = (LlamaGrammar.from_json_schema(key, verbose=False) if schema
+                                       else LlamaGrammar.from_string(JSON_GBNF, verbose=False))
+            except Exception as exc:
+                raise RequestError(f"cannot turn the JSON schema into a grammar: {exc}") from None
+        return self._grammars[key]
+
+
+class StopFilter:
+    """Holds back only text that could be the start of a stop string, so TTFT is not delayed."""
+
+    def __init__(self, stops: list[str]):
+        self.stops, self.buf, self.hit = [s for s in stops if s], "", False
+
+    def feed(self, text: str) -> tuple[str, bool]:
+        self.buf += text
+        cut = min((i for i in (self.buf.find(s) for s in self.stops) if i >= 0), default=-1)
+        if cut >= 0:
+            self.hit, out, self.buf = True, self.buf[:cut], ""
+            return out, True
+        hold = max((n for s in self.stops for n in range(1, len(s)) if self.buf.endswith(s[:n])), default=0)
+        split = len(self.buf) - hold
+        out, self.buf = self.buf[:split], self.buf[split:]
+        return out, False
+
+    def flush(self) -> str:
+        out, self.buf = self.buf, ""
+        return out
+
+
+def _formatter(llm: llama_cpp.Llama):
+    """The model's own Jinja chat template (as Llama builds it), else ChatML."""
+    template = llm.metadata.get("tokenizer.chat_template")
+    if not template:
+        return llama_chat_format.format_chatml
+    vocab = llm._model
+    eos, bos = llm.token_eos(), llm.token_bos()
+    return llama_chat_format.Jinja2ChatFormatter(
+        template=template, eos_token=vocab.token_get_text(eos) if eos != -1 else "",
+        bos_token=vocab.token_get_text(bos) if bos != -1 else "", stop_token_ids=[eos])

@@ -1,0 +1,217 @@
+"""Start, watch and stop one engine child process (engine-agnostic; the LaunchSpec says how).
+
+Readiness = health polling with a short timeout + watching the child's exit + a stall
+deadline that moves whenever the child prints a load-progress line [Ollama WaitUntilRunning].
+"""
+from __future__ import annotations
+
+import atexit
+import collections
+import enum
+import http.client
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+from pathlib import Path
+from typing import Callable
+
+from app.worker.errors import StartError, StartTimeout, WorkerExited
+from app.worker.launch import LaunchSpec
+
+TAIL_LINES = 200
+
+
+class WorkerStatus(enum.Enum):
+    LAUNCHING = "launching"
+    LOADING = "loading"
+    READY = "ready"
+    NOT_RESPONDING = "not responding"
+    FAILED = "failed"
+    DEAD = "dead"
+    STOPPED = "stopped"
+
+
+def probe(url: str, timeout_s: float = 1.0, api_key: str = "") -> int | None:
+    """HTTP status of GET url, or None when nothing answers."""
+    parts = urllib.parse.urlsplit(url)
+    cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    conn = cls(parts.hostname, parts.port, timeout=timeout_s)
+    try:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        conn.request("GET", parts.path or "/", headers=headers)
+        return conn.getresponse().status
+    except (OSError, http.client.HTTPException):
+        return None
+    finally:
+        conn.close()
+
+
+class Supervisor:
+    def __init__(self, spec: LaunchSpec, log_path: Path | None = None,
+                 on_status: Callable[[WorkerStatus, str], None] | None = None):
+        self.spec = spec
+        self.log_path = Path(log_path) if log_path else None
+        self.on_status = on_status
+        self.status = WorkerStatus.STOPPED
+        self.started_at: float | None = None
+        self._proc: subprocess.Popen | None = None
+        self._tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
+        self._lock = threading.Lock()
+        self._last_progress = 0.0
+        self._stopping = False
+        self._reader: threading.Thread | None = None
+        self._patterns = [re.compile(p) for p in spec.progress_patterns]
+
+    # --- public -------------------------------------------------------------------------------
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    def is_alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def tail(self) -> list[str]:
+        with self._lock:
+            return list(self._tail)
+
+    def start(self) -> None:
+        """Launch the child and block until it is READY; raise a typed StartError otherwise."""
+        if self.is_alive():
+            return
+        self._stopping = False
+        self._set(WorkerStatus.LAUNCHING, self.spec.description or self.spec.engine)
+        self._spawn()
+        atexit.register(self.stop)
+        try:
+            self._wait_ready()
+        except StartError as exc:
+            self._set(WorkerStatus.FAILED, str(exc))
+            self._kill()
+            raise
+        self.started_at = time.monotonic()
+        self._set(WorkerStatus.READY, self.spec.description or self.spec.engine)
+        threading.Thread(target=self._watch_exit, name="worker-exit", daemon=True).start()
+
+    def stop(self, grace_s: float = 5.0) -> None:
+        """SIGTERM the process group, wait, SIGKILL, reap. Safe to call twice or from atexit."""
+        self._stopping = True
+        atexit.unregister(self.stop)
+        was_running = self._proc is not None
+        self._kill(grace_s)
+        if was_running and self.status not in (WorkerStatus.FAILED, WorkerStatus.DEAD):
+            self._set(WorkerStatus.STOPPED, "stopped")
+
+    # --- start-up -----------------------------------------------------------------------------
+    def _spawn(self) -> None:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **{k: str(v) for k, v in self.spec.env.items()}}
+        kwargs: dict = {}
+        if os.name == "posix":
+            kwargs["start_new_session"] = True          # own process group: stop() kills helpers too
+        else:
+            kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP
+        self._tail.clear()
+        self._last_progress = time.monotonic()
+        self._proc = subprocess.Popen(self.spec.argv, env=env, cwd=self.spec.cwd, stdin=subprocess.DEVNULL,
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **kwargs)
+        self._reader = threading.Thread(target=self._drain, args=(self._proc, self._open_log()),
+                                        name="worker-output", daemon=True)
+        self._reader.start()
+
+    def _open_log(self):
+        if not self.log_path:
+            return None
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_path, "a", encoding="utf-8", errors="replace")
+        log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} start {' '.join(self.spec.argv)}\n")
+        return log
+
+    def _drain(self, proc: subprocess.Popen, log) -> None:
+        """Copy the child's output into the bounded tail and the log file, line by line."""
+        try:
+            for raw in iter(proc.stdout.readline, b""):
+                line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+                with self._lock:
+                    self._tail.append(line)
+                if log:
+                    log.write(line + "\n")
+                    log.flush()
+                if any(p.search(line) for p in self._patterns):
+                    self._last_progress = time.monotonic()
+                    if self.status == WorkerStatus.LAUNCHING:
+                        self._set(WorkerStatus.LOADING, line.strip()[:200])
+        finally:
+            proc.stdout.close()
+            if log:
+                log.close()
+
+    def _wait_ready(self) -> None:
+        spec, began = self.spec, time.monotonic()
+        url = spec.root_url + spec.health_path
+        while True:
+            code = self._proc.poll()
+            if code is not None:
+                self._reader.join(timeout=2)              # let the last lines arrive first
+                raise self._classified() or WorkerExited(code, self.tail())
+            if probe(url, timeout_s=1.0, api_key=spec.api_key) == 200:
+                return
+            now = time.monotonic()
+            if now - self._last_progress > spec.stall_timeout_s or now - began > spec.ready_timeout_s:
+                self._set(WorkerStatus.NOT_RESPONDING, "no answer from the engine")
+                waited = now - began
+                raise self._classified() or StartTimeout(
+                    f"{spec.engine} did not become ready within {waited:.0f} s", self.tail())
+            time.sleep(0.1)
+
+    def _classified(self) -> StartError | None:
+        if not self.spec.classify:
+            return None
+        err = self.spec.classify(self.tail())
+        if err is not None and isinstance(err, StartError) and not err.tail:
+            err.tail = self.tail()
+        return err
+
+    # --- running / stopping -------------------------------------------------------------------
+    def _watch_exit(self) -> None:
+        proc = self._proc
+        code = proc.wait() if proc else None
+        if not self._stopping and proc is self._proc:
+            self._set(WorkerStatus.DEAD, f"engine exited with code {code}")
+
+    def _kill(self, grace_s: float = 5.0) -> None:
+        proc = self._proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            self._signal(proc, signal.SIGTERM)
+            try:
+                proc.wait(timeout=grace_s)
+            except subprocess.TimeoutExpired:
+                self._signal(proc, signal.SIGKILL if os.name == "posix" else signal.SIGTERM)
+                proc.wait(timeout=10)
+        else:
+            self._signal(proc, signal.SIGKILL if os.name == "posix" else signal.SIGTERM)  # stray children
+        if self._reader:
+            self._reader.join(timeout=2)
+
+    @staticmethod
+    def _signal(proc: subprocess.Popen, sig: int) -> None:
+        try:
+            if os.name == "posix":
+                os.killpg(proc.pid, sig)
+            else:
+                proc.send_signal(sig)
+        except (ProcessLookupError, PermissionError, OSError):
+            pass
+
+    def _set(self, status: WorkerStatus, detail: str) -> None:
+        self.status = status
+        if self.on_status:
+            try:
+                self.on_status(status, detail)
+            except Exception as exc:  # a broken callback must not kill the supervisor
+                print(f"on_status callback failed: {exc}", file=sys.stderr)
