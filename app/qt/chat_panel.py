@@ -1,0 +1,193 @@
+"""Ask box, one-click templates, and the transcript: questions, streamed answers, markers.
+
+The transcript is rebuilt from `entries` (at most ~20 times a second while streaming),
+which keeps the widget stateless and makes history from the library look identical
+to answers given now.
+"""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QKeySequence, QShortcut, QTextDocument
+from PySide6.QtWidgets import (QHBoxLayout, QPlainTextEdit, QPushButton, QTextBrowser,
+                               QVBoxLayout, QWidget, QLabel)
+
+from app.qt.streaming import partial_answer
+
+
+@dataclass
+class Entry:
+    question: str
+    text: str = ""
+    citations: list = field(default_factory=list)
+    meta: str = ""                  # "retrieval · 3.1 s" or an error
+    state: str = "streaming"        # streaming | done | stopped | failed
+    raw: str = ""                   # what has streamed so far
+
+
+def markdown_html(text: str) -> str:
+    """Markdown (tables from "Compare clauses", lists from reviews) as an HTML fragment."""
+    doc = QTextDocument()
+    doc.setMarkdown(text)
+    full = doc.toHtml()
+    start = full.find(">", full.find("<body")) + 1
+    return full[start:full.rfind("</body>")]
+
+
+class ChatPanel(QWidget):
+    sig_ask = Signal(str)
+    """The user asks this question."""
+    sig_stop = Signal()
+    """The user wants generation to stop."""
+    sig_marker_clicked = Signal(int, int)
+    """An inline citation marker was clicked: entry index, citation index."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.entries: list[Entry] = []
+        self._templates: list = []
+        self.transcript = QTextBrowser(objectName="transcript", openLinks=False)
+        self.transcript.anchorClicked.connect(self._on_anchor)
+        self.template_row = QHBoxLayout()
+        self.template_row.setContentsMargins(0, 0, 0, 0)
+        self.ask_box = QPlainTextEdit(objectName="askBox")
+        self.ask_box.setPlaceholderText("Ask about the document…  (Ctrl+Enter)")
+        self.ask_box.setFixedHeight(self.fontMetrics().lineSpacing() * 3 + 16)
+        self.ask_button = QPushButton("Ask", objectName="askButton", default=True)
+        self.ask_button.clicked.connect(self._on_ask)
+        self.stop_button = QPushButton("Stop", objectName="stopButton", enabled=False)
+        self.stop_button.setToolTip("Stop generating (Esc)")
+        self.stop_button.clicked.connect(self.sig_stop.emit)
+        self.hint = QLabel("", objectName="askHint", wordWrap=True)
+        self._build()
+        self._render_timer = QTimer(self, singleShot=True, interval=50, timeout=self.render)
+        self.render()
+
+    def _build(self) -> None:
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.hint, 1)
+        buttons.addWidget(self.stop_button)
+        buttons.addWidget(self.ask_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.transcript, 1)
+        layout.addLayout(self.template_row)
+        layout.addWidget(self.ask_box)
+        layout.addLayout(buttons)
+        QShortcut(QKeySequence("Ctrl+Return"), self.ask_box, self._on_ask)
+        QShortcut(QKeySequence("Ctrl+Enter"), self.ask_box, self._on_ask)
+
+    # -- input ----------------------------------------------------------------
+    def set_templates(self, templates: list) -> None:
+        """One button per template (app.qt.templates.Template)."""
+        while self.template_row.count():
+            item = self.template_row.takeAt(0)
+            if item.widget():
+                item.widget().deleteLater()
+        self._templates = templates
+        for template in templates:
+            button = QPushButton(template.title, objectName="templateButton", flat=True)
+            button.setToolTip(template.question("<topic from the ask box>")[:400])
+            button.clicked.connect(lambda _=False, t=template: self.ask_template(t))
+            self.template_row.addWidget(button)
+        self.template_row.addStretch(1)
+        self._sync_buttons()
+
+    def ask_template(self, template) -> None:
+        """Ask a template's question; compare templates take their topic from the ask box."""
+        topic = self.ask_box.toPlainText() if "{topic}" in template.prompt else ""
+        if topic:
+            self.ask_box.clear()
+        self.sig_ask.emit(template.question(topic))
+
+    def _on_ask(self) -> None:
+        question = self.ask_box.toPlainText().strip()
+        if question and self.ask_button.isEnabled():
+            self.ask_box.clear()
+            self.sig_ask.emit(question)
+
+    def set_ready(self, ready: bool, hint: str = "") -> None:
+        """Whether questions can be asked now; the hint says why not (or what is going on)."""
+        self._ready = ready
+        self.hint.setText(hint)
+        self._sync_buttons()
+
+    def busy(self) -> bool:
+        return bool(self.entries) and self.entries[-1].state == "streaming"
+
+    def _sync_buttons(self) -> None:
+        can_ask = getattr(self, "_ready", False) and not self.busy()
+        self.ask_button.setEnabled(can_ask)
+        self.stop_button.setEnabled(self.busy())
+        for i in range(self.template_row.count()):
+            widget = self.template_row.itemAt(i).widget()
+            if widget:
+                widget.setEnabled(can_ask)
+
+    # -- answers --------------------------------------------------------------
+    def begin(self, question: str) -> None:
+        self.entries.append(Entry(question))
+        self._sync_buttons()
+        self.render()
+
+    def stream(self, delta: str) -> None:
+        entry = self.entries[-1]
+        entry.raw += delta
+        entry.text = partial_answer(entry.raw)
+        if not self._render_timer.isActive():
+            self._render_timer.start()
+
+    def finish(self, text: str, citations: list, meta: str) -> None:
+        entry = self.entries[-1]
+        entry.text, entry.citations, entry.meta, entry.state = text, list(citations), meta, "done"
+        self._sync_buttons()
+        self.render()
+
+    def fail(self, message: str, stopped: bool = False) -> None:
+        entry = self.entries[-1]
+        entry.state = "stopped" if stopped else "failed"
+        entry.meta = message
+        self._sync_buttons()
+        self.render()
+
+    def set_history(self, entries: list[Entry]) -> None:
+        self.entries = list(entries)
+        self._sync_buttons()
+        self.render()
+
+    # -- rendering ------------------------------------------------------------
+    def render(self) -> None:
+        bar = self.transcript.verticalScrollBar()
+        at_end = bar.value() >= bar.maximum() - 4
+        if not self.entries:
+            self.transcript.setHtml("<p class='placeholder' style='color:gray'>Open a PDF and ask a question. "
+                                    "Answers cite pages; click a citation to see the words in the document.</p>")
+        else:
+            self.transcript.setHtml("".join(self._entry_html(i, e) for i, e in enumerate(self.entries)))
+        if at_end:
+            bar.setValue(bar.maximum())
+
+    def _entry_html(self, index: int, entry: Entry) -> str:
+        question = html.escape(entry.question).replace("\n", "<br>")
+        parts = [f"<p style='margin-top:10px'><b>Q:</b> {question}</p>"]
+        if entry.state == "done" and entry.text:
+            parts.append(markdown_html(entry.text))
+        elif entry.text:
+            parts.append(f"<p>{html.escape(entry.text).replace(chr(10), '<br>')}</p>")
+        elif entry.state == "streaming":
+            parts.append("<p style='color:gray'>…</p>")
+        markers = " ".join(f"<a href='cite:{index}:{n}'>[{n + 1}]</a>" for n in range(len(entry.citations)))
+        if markers:
+            parts.append(f"<p>{markers}</p>")
+        if entry.meta:
+            colour = "#d64541" if entry.state == "failed" else "gray"
+            parts.append(f"<p style='color:{colour}; font-size:small'>{html.escape(entry.meta)}</p>")
+        return "".join(parts) + "<hr>"
+
+    def _on_anchor(self, url: QUrl) -> None:
+        text = url.toString()
+        if text.startswith("cite:"):
+            _, entry, cite = text.split(":")
+            self.sig_marker_clicked.emit(int(entry), int(cite))

@@ -1,0 +1,109 @@
+"""The citations of the current answer: document, page, quote and a verified badge.
+
+Clicking a card (or moving with next/previous) emits sig_citation_activated; the main
+window turns that into "jump to the page and highlight the quoted words".
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget, QHBoxLayout
+
+VERIFIED = ("✓ verified", "verified")
+UNVERIFIED = ("⚠ unverified", "unverified")
+
+
+class CitationCard(QFrame):
+    sig_clicked = Signal(int)
+    """This card (its index) was clicked."""
+
+    def __init__(self, index: int, citation, doc_label: str, parent=None) -> None:
+        super().__init__(parent, objectName="citationCard")
+        self.index, self.citation = index, citation
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.setProperty("selected", False)
+        head = QHBoxLayout()
+        head.setContentsMargins(0, 0, 0, 0)
+        where = QLabel(f"<b>[{index + 1}]</b> {doc_label} · p. {citation.page}", objectName="citationWhere")
+        text, kind = VERIFIED if citation.verified else UNVERIFIED
+        self.badge = QLabel(text, objectName="badge")
+        self.badge.setProperty("kind", kind)
+        self.badge.setToolTip("The quote was found on this page." if citation.verified
+                              else "The quote was not found in the document: check it yourself.")
+        head.addWidget(where, 1)
+        head.addWidget(self.badge)
+        quote = QLabel(f"\u201c{citation.quote}\u201d", objectName="citationQuote", wordWrap=True)
+        quote.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 6, 8, 6)
+        layout.setSpacing(3)
+        layout.addLayout(head)
+        layout.addWidget(quote)
+        note = getattr(citation, "note", "")
+        if note:
+            layout.addWidget(QLabel(note, objectName="citationNote", wordWrap=True))
+
+    def set_selected(self, selected: bool) -> None:
+        self.setProperty("selected", selected)
+        self.style().unpolish(self)
+        self.style().polish(self)
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if event.button() == Qt.MouseButton.LeftButton:
+            self.sig_clicked.emit(self.index)
+        super().mousePressEvent(event)
+
+
+class CitationPanel(QScrollArea):
+    sig_citation_activated = Signal(object)
+    """A citation was chosen (click, keyboard or answer marker): app.core.citations.Citation."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self._body = QWidget(objectName="citationBody")
+        self._layout = QVBoxLayout(self._body)
+        self._layout.setContentsMargins(4, 4, 4, 4)
+        self._layout.setSpacing(6)
+        self._empty = QLabel("Citations appear here after an answer.", objectName="placeholder", wordWrap=True)
+        self.setWidget(self._body)
+        self.cards: list[CitationCard] = []
+        self.current = -1
+        self.set_citations([])
+
+    def set_citations(self, citations, labels: dict[int, str] | None = None) -> None:
+        """Show these citations; `labels` maps doc_id → a short document name."""
+        for card in self.cards:
+            card.deleteLater()
+        while self._layout.count():
+            self._layout.takeAt(0)
+        self.cards, self.current = [], -1
+        for index, citation in enumerate(citations):
+            label = (labels or {}).get(citation.doc_id) or Path(citation.doc).name
+            card = CitationCard(index, citation, label)
+            card.sig_clicked.connect(self.activate)
+            self.cards.append(card)
+            self._layout.addWidget(card)
+        self._layout.insertWidget(0, self._empty)
+        self._empty.setVisible(not self.cards)
+        self._layout.addStretch(1)
+
+    def citations(self) -> list:
+        return [card.citation for card in self.cards]
+
+    def activate(self, index: int) -> None:
+        """Select the card at `index` and announce its citation."""
+        if not 0 <= index < len(self.cards):
+            return
+        for card in self.cards:
+            card.set_selected(card.index == index)
+        self.current = index
+        self.ensureWidgetVisible(self.cards[index])
+        self.sig_citation_activated.emit(self.cards[index].citation)
+
+    def step(self, delta: int) -> None:
+        """Next (+1) or previous (-1) citation, wrapping around."""
+        if self.cards:
+            self.activate((self.current + delta) % len(self.cards) if self.current >= 0 else 0)

@@ -1,0 +1,143 @@
+"""Open a PDF into a pane: display it at once, index it in the background, ask for a
+password when needed, and turn failures into one readable message.
+
+Two things happen side by side for each opening: the pane's render thread opens the
+file for display, and a job runs `Library.add` (validation, text, chunks, index) with
+per-page progress. Whichever learns first that a password is needed asks for it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject, Signal
+
+from app.core.documents.errors import DocumentError, NoTextLayer, PasswordRequired, WrongPassword
+from app.qt import workers
+from app.qt.dialogs import PasswordDialog
+from app.qt.pdf_render import PasswordNeeded
+
+
+@dataclass
+class _Opening:
+    path: str
+    password: str | None
+    shown: bool = False           # the pane displays the document
+    render_error: Exception | None = None
+    ingest_done: bool = False
+    info: object = None           # DocumentInfo once indexed
+    ingest_error: Exception | None = None
+
+
+def _index(ctx, library, path: str, password: str | None):
+    return library.add(path, password=password, progress=ctx.progress)
+
+
+class DocumentLoader(QObject):
+    sig_indexed = Signal(object, object)
+    """A pane's document is in the library: pane, DocumentInfo."""
+    sig_unsearchable = Signal(object, str)
+    """The pane shows the document but it cannot be asked (no text layer): pane, message."""
+    sig_failed = Signal(object, str, object)
+    """Opening failed (already shown to the user): pane, path, exception."""
+    sig_password_asked = Signal(object)
+    """A password dialog opened (tests drive it): PasswordDialog."""
+
+    def __init__(self, library, window) -> None:
+        super().__init__(window)
+        self.library, self.window = library, window
+        self.passwords: dict[str, str] = {}     # this session only; never written to disk here
+        self._openings: dict[object, _Opening] = {}
+        self.dialog: PasswordDialog | None = None
+
+    def open(self, pane, path: str, password: str | None = None) -> None:
+        password = password if password is not None else self.passwords.get(path)
+        state = _Opening(path, password)
+        self._openings[pane] = state
+        if not getattr(pane, "_loader_connected", False):
+            pane.sig_opened.connect(lambda p, n, pane=pane: self._on_shown(pane, p))
+            pane.sig_failed.connect(lambda p, exc, pane=pane: self._on_render_failed(pane, p, exc))
+            pane._loader_connected = True
+        pane.open(path, password)
+        pane.set_progress(0, 1)
+        workers.run(_index, self.library, path, password,
+                    on_done=lambda info: self._on_indexed(pane, state, info),
+                    on_error=lambda exc: self._on_index_failed(pane, state, exc),
+                    on_progress=lambda d, t: self._on_progress(pane, state, d, t))
+
+    def _current(self, pane, state: _Opening | None = None, path: str | None = None) -> _Opening | None:
+        now = self._openings.get(pane)
+        if now is None or (state is not None and now is not state) or (path and now.path != path):
+            return None    # a newer opening replaced this one
+        return now
+
+    # -- display --------------------------------------------------------------
+    def _on_shown(self, pane, path: str) -> None:
+        state = self._current(pane, path=path)
+        if state:
+            state.shown = True
+            self._settle(pane, state)
+
+    def _on_render_failed(self, pane, path: str, exc: Exception) -> None:
+        state = self._current(pane, path=path)
+        if state:
+            state.render_error = exc
+            self._settle(pane, state)
+
+    # -- indexing -------------------------------------------------------------
+    def _on_progress(self, pane, state: _Opening, done: int, total: int) -> None:
+        if self._current(pane, state):
+            pane.set_progress(done, total)
+
+    def _on_indexed(self, pane, state: _Opening, info) -> None:
+        if self._current(pane, state):
+            state.ingest_done, state.info = True, info
+            self._settle(pane, state)
+
+    def _on_index_failed(self, pane, state: _Opening, exc: Exception) -> None:
+        if self._current(pane, state):
+            state.ingest_done, state.ingest_error = True, exc
+            self._settle(pane, state)
+
+    # -- outcome --------------------------------------------------------------
+    def _settle(self, pane, state: _Opening) -> None:
+        """Decide once enough is known: ask a password, report, or announce success."""
+        if self._needs_password(state):
+            return self._ask_password(pane, state)
+        if not state.ingest_done or not (state.shown or state.render_error):
+            return
+        pane.set_progress(0, 0)
+        self._openings.pop(pane, None)
+        if state.password:
+            self.passwords[state.path] = state.password
+        error = state.ingest_error
+        if isinstance(error, NoTextLayer) and state.shown:
+            self.sig_unsearchable.emit(pane, str(error))
+        elif error is not None or state.render_error is not None:
+            self._fail(pane, state, error or state.render_error)
+        else:
+            self.sig_indexed.emit(pane, state.info)
+
+    @staticmethod
+    def _needs_password(state: _Opening) -> bool:
+        return any(isinstance(e, (PasswordRequired, WrongPassword, PasswordNeeded))
+                   for e in (state.ingest_error, state.render_error))
+
+    def _ask_password(self, pane, state: _Opening) -> None:
+        self._openings.pop(pane, None)
+        pane.set_progress(0, 0)
+        pane.close_document()
+        self.dialog = PasswordDialog(state.path, wrong=bool(state.password), parent=self.window)
+        self.dialog.sig_password.connect(lambda path, pw: self.open(pane, path, pw))
+        self.dialog.rejected.connect(lambda: self.sig_failed.emit(
+            pane, state.path, PasswordRequired(f"{state.path}: no password given")))
+        self.dialog.open()
+        self.sig_password_asked.emit(self.dialog)
+
+    def _fail(self, pane, state: _Opening, exc: Exception) -> None:
+        from app.qt.errors import show_error
+
+        pane.close_document()
+        if not isinstance(exc, DocumentError) and state.render_error is exc:
+            exc = DocumentError(str(exc))   # a display failure is a document problem too
+        show_error(self.window, exc, "Cannot open document")
+        self.sig_failed.emit(pane, state.path, exc)

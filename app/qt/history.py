@@ -1,0 +1,62 @@
+"""Exchanges stored in the library ↔ transcript entries (same JSON as `pagewise ask --json`)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from app.core.citations import Citation
+from app.qt.chat_panel import Entry
+
+
+def answer_json(answer) -> str:
+    return json.dumps(answer.to_dict(), ensure_ascii=False)
+
+
+def meta_line(answer) -> str:
+    """'retrieval · 2.4 s · llamacpp smollm2' under each answer."""
+    parts = [answer.mode]
+    total = (answer.timing or {}).get("total_s")
+    if total is not None:
+        parts.append(f"{total:.1f} s")
+    model = (answer.engine or {}).get("model")
+    if model:
+        parts.append(model)
+    unverified = sum(1 for c in answer.citations if not c.verified)
+    if unverified:
+        parts.append(f"{unverified} unverified citation{'s' if unverified > 1 else ''}")
+    return " · ".join(parts)
+
+
+def _doc_id(label: str, docs: list) -> int:
+    """Which open document a stored citation's "doc" label names (path, then file name)."""
+    for info in docs:
+        if label in (info.path, info.last_path):
+            return info.id
+    for info in docs:
+        if Path(label).name in (Path(info.path).name, Path(info.last_path or info.path).name):
+            return info.id
+    return docs[0].id if docs else 0
+
+
+def citations_from(data: dict, docs: list) -> list[Citation]:
+    out = []
+    for c in data.get("citations") or []:
+        label = str(c.get("doc", ""))
+        out.append(Citation(_doc_id(label, docs), label, int(c.get("page", 1)), str(c.get("quote", "")),
+                            bool(c.get("verified")), note=str(c.get("note", ""))))
+    return out
+
+
+def entries(exchanges: list, docs: list) -> list[Entry]:
+    """Transcript entries for stored exchanges; a damaged record shows as such, not a crash."""
+    result = []
+    for ex in exchanges:
+        try:
+            data = json.loads(ex.answer_json)
+        except ValueError:
+            result.append(Entry(ex.question, meta="(stored answer unreadable)", state="failed"))
+            continue
+        mode = data.get("mode", "")
+        result.append(Entry(ex.question, str(data.get("answer", "")), citations_from(data, docs),
+                            meta=f"{mode} · earlier session" if mode else "earlier session", state="done"))
+    return result

@@ -1,0 +1,28 @@
+"""Window layout and recent files, kept in an INI file under the app's config folder
+(QSettings), so PAGEWISE_HOME isolates tests and the layout comes back on restart."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QSettings
+
+from app.core import paths
+
+MAX_RECENT = 10
+
+
+def gui_settings() -> QSettings:
+    return QSettings(str(paths.config_dir() / "gui.ini"), QSettings.Format.IniFormat)
+
+
+def recent_files(settings: QSettings) -> list[str]:
+    value = settings.value("recent", [])
+    items = [value] if isinstance(value, str) else list(value or [])
+    return [p for p in items if p]
+
+
+def add_recent(settings: QSettings, path: str) -> list[str]:
+    path = str(Path(path).expanduser().resolve())
+    items = [path] + [p for p in recent_files(settings) if p != path]
+    settings.setValue("recent", items[:MAX_RECENT])
+    return items[:MAX_RECENT]

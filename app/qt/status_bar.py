@@ -1,0 +1,128 @@
+"""Status bar: engine state, the plan in one line (reasons in the tooltip), memory gauges.
+
+Readings (NVML, RAM, the engine's /metrics) are taken on a worker thread about once a
+second, never on the UI thread: an HTTP call to a busy engine can take a while.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import QLabel, QStatusBar, QWidget, QHBoxLayout
+
+from app.qt import workers
+from app.qt.gauges import MemoryGauge, kv_share
+
+STATE_COLOURS = {"ready": "#3a9d5d", "failed": "#d64541", "dead": "#d64541",
+                 "notresponding": "#d99a1e", "downgrade": "#d99a1e", "stopped": "#888888"}
+BUSY_COLOUR = "#5b7fd6"     # planning, launching, loading: on its way
+
+
+@dataclass
+class Readings:
+    gpus: list = field(default_factory=list)        # app.core.hardware.GpuInfo
+    ram_total: int = 0
+    ram_available: int = 0
+    metrics: dict = field(default_factory=dict)     # the engine's own numbers
+
+
+def take_readings(ctx, runtime) -> Readings:
+    """One sample; looked up through the module so tests can inject a GPU we lack."""
+    from app.core import hardware
+
+    total, available = hardware._meminfo()
+    metrics = runtime.metrics() if runtime is not None else {}
+    return Readings(list(hardware.gpu_readings()), total, available, metrics or {})
+
+
+class ReadingsPoller(QObject):
+    sig_readings = Signal(object)
+    """A new Readings sample."""
+
+    def __init__(self, interval_ms: int = 1000, parent=None) -> None:
+        super().__init__(parent)
+        self.runtime = None
+        self._job = None
+        self._timer = QTimer(self, interval=interval_ms, timeout=self.poll)
+
+    def start(self) -> None:
+        self.poll()
+        self._timer.start()
+
+    def stop(self) -> None:
+        self._timer.stop()
+
+    def poll(self) -> None:
+        if self._job is not None and not self._job.finished:
+            return    # a slow sample is still running: skip rather than pile up
+        self._job = workers.run(take_readings, self.runtime, on_done=self.sig_readings.emit,
+                                on_error=lambda exc: None)
+
+
+class StatusBar(QStatusBar):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.state_label = QLabel(objectName="engineState")
+        self.plan_label = QLabel(objectName="planLine")
+        self.plan_label.setMaximumWidth(520)
+        self.gpu_note = QLabel("", objectName="gpuNote")
+        self._gauge_box = QWidget()
+        self._gauge_layout = QHBoxLayout(self._gauge_box)
+        self._gauge_layout.setContentsMargins(0, 0, 0, 0)
+        self.gauges: list[MemoryGauge] = []
+        self.addWidget(self.state_label)
+        self.addWidget(self.plan_label, 1)
+        self.addPermanentWidget(self.gpu_note)
+        self.addPermanentWidget(self._gauge_box)
+        self.set_engine_state("stopped", "the engine starts when the app opens")
+
+    def set_engine_state(self, state: str, detail: str) -> None:
+        self.state = state
+        colour = STATE_COLOURS.get(state, BUSY_COLOUR)
+        self.state_label.setText(f"<span style='color:{colour}'>●</span> Engine: {state}")
+        self.state_label.setToolTip(detail)
+
+    def set_plan(self, summary: str, reasons: list[str] | tuple[str, ...] = ()) -> None:
+        metrics = self.plan_label.fontMetrics()
+        self.plan_label.setText(metrics.elidedText(summary, Qt.TextElideMode.ElideRight, self.plan_label.maximumWidth()))
+        tip = summary + ("".join(f"\n• {r}" for r in reasons) if reasons else "")
+        self.plan_label.setToolTip(tip)
+
+    def update_readings(self, readings: Readings) -> None:
+        kv = kv_share(readings.metrics)
+        kv_bytes = readings.metrics.get("kv_cache_bytes")
+        if readings.gpus:
+            self.gpu_note.setText("")
+            self._ensure_gauges([f"GPU{g.index}" for g in readings.gpus])
+            for gauge, gpu in zip(self.gauges, readings.gpus):
+                share = kv_bytes / len(readings.gpus) if kv_bytes else None  # tensor parallel splits KV evenly
+                gauge.set_reading(gpu.used_bytes, gpu.total_bytes, share, kv,
+                                  self._gpu_tip(gpu, kv, share))
+        else:
+            self.gpu_note.setText("no NVIDIA GPU · CPU mode")
+            self._ensure_gauges(["RAM"])
+            used = readings.ram_total - readings.ram_available
+            self.gauges[0].set_reading(used, readings.ram_total, kv_bytes, kv,
+                                       f"System RAM in use: {used / 1e9:.1f} of {readings.ram_total / 1e9:.1f} GB"
+                                       + (f"\nEngine KV cache: {kv_bytes / 1e9:.2f} GB" if kv_bytes else ""))
+
+    @staticmethod
+    def _gpu_tip(gpu, kv: float | None, kv_bytes: float | None) -> str:
+        lines = [f"GPU {gpu.index}: {gpu.name}",
+                 f"VRAM used {gpu.used_bytes / 1e9:.1f} of {gpu.total_bytes / 1e9:.1f} GB "
+                 f"({gpu.free_bytes / 1e9:.1f} GB free)"]
+        if kv is not None:
+            lines.append(f"Engine KV cache in use: {kv:.0%} of its pool")
+        if kv_bytes:
+            lines.append(f"Engine KV cache: {kv_bytes / 1e9:.2f} GB")
+        return "\n".join(lines)
+
+    def _ensure_gauges(self, labels: list[str]) -> None:
+        if [g.label for g in self.gauges] == labels:
+            return
+        for gauge in self.gauges:
+            gauge.deleteLater()
+        self.gauges = [MemoryGauge(label) for label in labels]
+        for gauge in self.gauges:
+            self._gauge_layout.addWidget(gauge)
+
