@@ -43,7 +43,9 @@ def ingest(raw: RawFile, password: str | None = None,
                         f"({_ranges(sorted(garbled))}) and are not searchable")
     lines = [p.text.splitlines() if p.number not in garbled else [] for p in pages]
     keys = running_keys(lines)
-    body = [strip_running(page_lines, keys) for page_lines in lines]
+    # A page that is nothing but its "running" line (a 5-page "Hello world") keeps it.
+    body = [strip_running(page_lines, keys) or [l for l in page_lines if l.strip()]
+            for page_lines in lines]
     return Ingested(raw=raw, title=_title(meta_title, lines, keys, raw), warnings=warnings,
                     lang=detect_language([p.text for p in usable]), pages=pages,
                     pieces=make_chunks(body))

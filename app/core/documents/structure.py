@@ -124,12 +124,12 @@ def running_keys(pages: list[list[str]]) -> set[str]:
     n = len(pages)
     counts: Counter[str] = Counter()
     for lines in pages:
-        counts.update({line_key(l) for l in edge_lines(lines)})
+        # Clause numbers ("18.4.") often open a page: never count them as running lines.
+        counts.update({line_key(l) for l in edge_lines(lines) if not heading_of(l)})
     keys = {k for k in counts if _PAGE_NUMBER.match(k)}
     if n >= 3:
         need = max(3, math.ceil(0.5 * n))
-        keys |= {k for k, c in counts.items()
-                 if c >= need and k and not (heading_of(k) and "#" in k and len(k) < 12)}
+        keys |= {k for k, c in counts.items() if c >= need}
     keys.discard("")
     return keys
 

@@ -1,0 +1,105 @@
+"""Every file in corpus/bad: a typed one-line error or a clean open with warnings;
+never a hang, never a traceback, nothing half-written in the library."""
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from app.core.documents import errors
+from app.core.library import Library
+
+# file → (expected error, or None when it opens; text that must be in the message/warnings)
+BAD = {
+    "zero-bytes.pdf": (errors.EmptyFile, "empty"),
+    "not-a-pdf-docx.pdf": (errors.NotAPdf, "not a PDF"),
+    "not-a-pdf-png.pdf": (errors.NotAPdf, "PNG"),
+    "truncated.pdf": (errors.Damaged, "damaged"),
+    "encrypted-user-password.pdf": (errors.PasswordRequired, "--password"),
+    "pdfjs-encrypted-attachment.pdf": (errors.PasswordRequired, "encrypted"),
+    "scanned-image-only-en.pdf": (errors.NoTextLayer, "no text layer"),
+    "scanned-image-only-zh.pdf": (errors.NoTextLayer, "OCR"),
+    "pdfjs-empty-protected.pdf": (errors.NoTextLayer, "no text layer"),
+    "corrupt-xref-and-bytes.pdf": (None, "repaired: content may be incomplete"),
+    "pdfjs-xref-command-missing.pdf": (None, "repaired"),
+    "encrypted-owner-password-only.pdf": (None, "restricted"),
+    "pdfjs-tamreview-garbled-text.pdf": (None, "unreadable text layer"),
+    "rotated-pages.pdf": (None, ""),
+    "pdfjs-hello-world-rotated.pdf": (None, ""),
+    "two-column-layout.pdf": (None, ""),
+    "pdfjs-vertical-japanese.pdf": (None, ""),
+    "pdfjs-arabic-cid-truetype.pdf": (None, ""),
+}
+
+
+@pytest.fixture
+def lib(tmp_path):
+    library = Library(tmp_path / "lib.sqlite")
+    yield library
+    library.close()
+
+
+def _rows(lib) -> int:
+    con = sqlite3.connect(lib.path)
+    try:
+        return sum(con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+                   for t in ("documents", "pages", "chunks", "chunk_fts"))
+    finally:
+        con.close()
+
+
+def test_table_covers_the_bad_folder(corpus):
+    assert sorted(BAD) == sorted(p.name for p in (corpus / "bad").iterdir())
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_bad_file(corpus, lib, name):
+    expected, text = BAD[name]
+    if expected is None:
+        info = lib.add(corpus / "bad" / name)
+        assert info.page_count >= 1
+        assert text in " ".join(info.warnings)
+        return
+    with pytest.raises(expected) as caught:
+        lib.add(corpus / "bad" / name)
+    message = str(caught.value)
+    assert "\n" not in message and name in message and text.lower() in message.lower()
+    assert _rows(lib) == 0
+
+
+def test_missing_file(lib, tmp_path):
+    with pytest.raises(errors.FileMissing, match="not found"):
+        lib.add(tmp_path / "nope.pdf")
+
+
+def test_extension_is_not_trusted(corpus, lib, tmp_path):
+    real = tmp_path / "contract.bin"
+    real.write_bytes((corpus / "licenses" / "apache-2.0.pdf").read_bytes())
+    assert lib.add(real).page_count == 4
+
+
+def test_password_flow(corpus, lib):
+    path = corpus / "bad" / "encrypted-user-password.pdf"
+    with pytest.raises(errors.WrongPassword, match="wrong password"):
+        lib.add(path, password="not-it")
+    info = lib.add(path, password="corpus-user-2024")
+    assert info.page_count == 5
+    assert lib.search("confidential information", doc_ids=[info.id])
+    assert lib.add(path).id == info.id          # known by hash: no password needed again
+
+
+def test_garbled_pages_are_kept_but_not_indexed(corpus, lib):
+    info = lib.add(corpus / "bad" / "pdfjs-tamreview-garbled-text.pdf")
+    assert "pp. 2-22" in info.warnings[0]
+    pages = {c.page_start for c in lib.chunks(info.id)} | {c.page_end for c in lib.chunks(info.id)}
+    assert pages <= {1, 23}
+    assert len(lib.pages(info.id)) == 23
+    assert "Technology Acceptance" in lib.page_text(info.id, 1)
+
+
+def test_rotated_pages_keep_their_numbers(corpus, lib):
+    info = lib.add(corpus / "bad" / "rotated-pages.pdf")
+    hits = lib.search("Grant of Patent License", doc_ids=[info.id], k=1)
+    plain = lib.add(corpus / "licenses" / "apache-2.0.pdf")
+    ref = lib.search("Grant of Patent License", doc_ids=[plain.id], k=1)
+    assert hits[0].page == ref[0].page

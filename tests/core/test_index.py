@@ -1,0 +1,96 @@
+"""FTS5 index: tokenisation, query building, search over the real corpus."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from app.core.index import bigrams, defined_terms, index_text, parse_query
+
+
+def test_cjk_runs_become_bigrams_and_latin_stays_words():
+    assert bigrams("违约金") == ["违约", "约金"]
+    # normalize() joins CJK across spaces, so "条 违约金" is one run
+    assert index_text("第586条 违约金 Late Fees").split() == ["第", "586", "条违", "违约", "约金", "late", "fees"]
+
+
+def test_section_references_share_one_token_across_numerals():
+    assert parse_query("What does Section 22.5 say?").sections == ("sec22d5",)
+    assert parse_query("第五条是什么").sections == parse_query("第5条").sections == ("sec5",)
+    assert parse_query("第五百八十六条").sections == ("sec586",)
+    assert parse_query("Article VII").sections == ("sec7",)
+    assert parse_query("a charge of 1.5% per month").sections == ()
+
+
+def test_questions_drop_stopwords_and_question_particles():
+    q = parse_query("What is the term of the agreement?")
+    assert set(q.terms) == {"term", "agreement"}
+    zh = parse_query("定金金额有没有法定上限？")
+    assert "定金" in zh.terms and "法定" in zh.terms and "有没" not in zh.terms
+
+
+def test_defined_terms_are_found():
+    assert defined_terms('“Enhanced Cap” means the amount') == ["enhanced cap"]
+    assert "去标识化" in defined_terms("“去标识化”，是指个人信息经过处理")
+
+
+def _names(hits):
+    return [(os.path.basename(h.path), h.page) for h in hits]
+
+
+def test_chinese_text_is_searchable(corpus_library):
+    lib, ids = corpus_library
+    hits = lib.search("定金的数额不得超过主合同标的额的百分之二十", k=3)
+    assert _names(hits)[0] == ("civil-code-book3-contracts.pdf", 12)
+
+
+def test_chinese_article_numbers_match_digits_and_numerals(corpus_library):
+    lib, ids = corpus_library
+    doc = [ids["contracts-zh/civil-code-book3-contracts.pdf"]]
+    for q in ("第五百八十六条", "第586条"):
+        top = lib.search(q, doc_ids=doc, k=1)[0]
+        assert (top.page, top.section) == (12, "第五百八十六条"), q
+
+
+def test_section_number_boost(corpus_library):
+    lib, ids = corpus_library
+    top = lib.search("Section 22.5", doc_ids=[ids["contracts-en/bonterms-cloud-terms-v1.0.pdf"]], k=1)
+    assert top[0].page == 5 and top[0].section == "22.5"
+
+
+def test_english_stemming(corpus_library):
+    lib, ids = corpus_library
+    hits = lib.search("late payments charged", doc_ids=[ids["contracts-en/bonterms-cloud-terms-v1.0.pdf"]])
+    assert hits[0].page == 2 and "Late payments are subject to a charge" in hits[0].text
+
+
+def test_hits_are_one_per_page_best_first_and_filtered(corpus_library):
+    lib, ids = corpus_library
+    wanted = {ids["licenses/gpl-3.0.pdf"], ids["licenses/apache-2.0.pdf"]}
+    hits = lib.search("license patent", doc_ids=sorted(wanted), k=8)
+    assert len(hits) == 8 and {h.doc_id for h in hits} <= wanted
+    assert len({(h.doc_id, h.page) for h in hits}) == len(hits)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+@pytest.mark.parametrize("q", ['"', "AND OR NOT", "NEAR(a b)", "col:* ^x", "???", "", "的了吗"])
+def test_odd_queries_never_raise(corpus_library, q):
+    lib, _ = corpus_library
+    assert isinstance(lib.search(q), list)
+
+
+def test_empty_doc_filter_finds_nothing(corpus_library):
+    lib, _ = corpus_library
+    assert lib.search("license", doc_ids=[]) == []
+
+
+def test_whole_corpus_indexes_in_a_few_seconds(corpus, tmp_path):
+    import time
+    from app.core.library import Library
+    from tests.conftest import corpus_files
+    lib = Library(tmp_path / "lib.sqlite")
+    start = time.perf_counter()
+    pages = sum(lib.add(p).page_count for p in corpus_files())
+    seconds = time.perf_counter() - start
+    print(f"\nindexed {pages} pages in {seconds:.2f} s")
+    assert pages == 212 and seconds < 10

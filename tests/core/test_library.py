@@ -1,0 +1,143 @@
+"""The library facade: hashing, one-transaction adds, persistence, chat history."""
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import time
+
+import pymupdf
+import pytest
+
+from app.core import paths
+from app.core.library import Library
+
+NDA = "contracts-en/common-paper-mnda.pdf"
+
+
+def _counts(db) -> tuple[int, ...]:
+    con = sqlite3.connect(db)
+    try:
+        return tuple(con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+                     for t in ("documents", "pages", "chunks", "chunk_fts"))
+    finally:
+        con.close()
+
+
+def test_default_location_is_under_pagewise_home(pagewise_home):
+    lib = Library()
+    try:
+        assert lib.path == paths.library_path() and str(lib.path).startswith(str(pagewise_home))
+    finally:
+        lib.close()
+
+
+def test_add_then_read_back(corpus, tmp_path):
+    lib = Library(tmp_path / "lib.sqlite")
+    info = lib.add(corpus / NDA)
+    assert info.page_count == 5 and info.lang == "en" and len(info.sha256) == 64
+    assert info.path == str((corpus / NDA).resolve()) and info.title.startswith("Common Paper Mutual NDA")
+    with pymupdf.open(corpus / NDA) as doc:
+        assert [p.text for p in lib.pages(info.id)] == [p.get_text() for p in doc]
+    assert lib.page_text(info.id, 3) == lib.pages(info.id)[2].text
+    chunks = lib.chunks(info.id)
+    assert chunks and [c.ordinal for c in chunks] == list(range(len(chunks)))
+    assert lib.documents() == [info] and lib.get(info.id) == info
+    lib.close()
+
+
+def test_readding_same_file_is_instant_and_keeps_id(corpus, tmp_path):
+    lib = Library(tmp_path / "lib.sqlite")
+    first = lib.add(corpus / NDA)
+    copy = tmp_path / "renamed copy.pdf"
+    shutil.copy(corpus / NDA, copy)
+    start = time.perf_counter()
+    again = lib.add(copy)
+    elapsed = time.perf_counter() - start
+    assert again.id == first.id and elapsed < 0.05
+    assert again.path == first.path and again.last_path == str(copy.resolve())
+    assert len(lib.documents()) == 1
+    lib.close()
+
+
+def test_library_persists_across_reopen(corpus, tmp_path):
+    db = tmp_path / "lib.sqlite"
+    lib = Library(db)
+    doc_id = lib.add(corpus / NDA).id
+    lib.close()
+    lib = Library(db)
+    assert [d.id for d in lib.documents()] == [doc_id]
+    assert lib.search("confidential information", doc_ids=[doc_id])
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert con.execute("PRAGMA user_version").fetchone()[0] >= 1
+    con.close()
+    lib.close()
+
+
+def test_crash_mid_ingest_leaves_nothing_half_written(corpus, tmp_path):
+    db = tmp_path / "lib.sqlite"
+    lib = Library(db)
+    lib.add(corpus / "licenses" / "apache-2.0.pdf")
+    before = _counts(db)
+
+    def explode(done, total):
+        if done == 3:
+            raise RuntimeError("injected crash at page 3")
+
+    with pytest.raises(RuntimeError, match="injected"):
+        lib.add(corpus / NDA, progress=explode)
+    assert _counts(db) == before
+    assert lib.add(corpus / NDA).page_count == 5       # and the next try works
+    lib.close()
+
+
+def test_crash_while_writing_rolls_back(corpus, tmp_path, monkeypatch):
+    from app.core import index
+    db = tmp_path / "lib.sqlite"
+    lib = Library(db)
+    calls = {"n": 0}
+    real = index.add_piece
+
+    def failing(*args):
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise sqlite3.OperationalError("disk I/O error (injected)")
+        return real(*args)
+
+    monkeypatch.setattr(index, "add_piece", failing)
+    with pytest.raises(sqlite3.OperationalError):
+        lib.add(corpus / NDA)
+    assert _counts(db) == (0, 0, 0, 0)
+    lib.close()
+
+
+def test_progress_callback(corpus, tmp_path):
+    lib = Library(tmp_path / "lib.sqlite")
+    seen = []
+    lib.add(corpus / NDA, progress=lambda d, t: seen.append((d, t)))
+    assert seen[-1] == (5, 5) and len(seen) == 5
+    lib.close()
+
+
+def test_exchanges_per_document_set_oldest_first(corpus, tmp_path):
+    lib = Library(tmp_path / "lib.sqlite")
+    a = lib.add(corpus / NDA).id
+    b = lib.add(corpus / "contracts-en/common-paper-csa.pdf").id
+    e1 = lib.add_exchange([a], "Who are the parties?", '{"answer": "A and B"}')
+    e2 = lib.add_exchange([a], "How long?", '{"answer": "1 year"}')
+    e3 = lib.add_exchange([b, a], "Compare", '{"answer": "…"}')
+    assert [e.id for e in lib.exchanges([a])] == [e1, e2]
+    assert [e.question for e in lib.exchanges([a])] == ["Who are the parties?", "How long?"]
+    assert [e.id for e in lib.exchanges([a, b])] == [e3] == [e.id for e in lib.exchanges([b, a])]
+    assert lib.exchanges([b]) == []
+    lib.close()
+
+
+def test_unknown_ids_raise_document_errors(tmp_path):
+    from app.core.documents.errors import DocumentError
+    lib = Library(tmp_path / "lib.sqlite")
+    with pytest.raises(DocumentError):
+        lib.get(42)
+    with pytest.raises(DocumentError):
+        lib.page_text(42, 1)
+    lib.close()
