@@ -1,0 +1,211 @@
+"""Supervisor: real llama.cpp worker start/stop and crash detection; faults via the fake server."""
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from app.core.models import load_catalogue, local_path
+from app.worker import errors
+from app.worker.client import ChatClient
+from app.worker.engines import llamacpp
+from app.worker.restart import ManagedWorker, RestartPolicy
+from app.worker.supervisor import Supervisor, WorkerStatus
+from tests.worker.fake_server import fake_spec
+
+OOM_LINE = ("ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size 17179869184")
+
+
+def real_spec(tmp_path, **kw):
+    model = local_path(load_catalogue().default)
+    return llamacpp.launch_spec(model, n_ctx=kw.pop("n_ctx", 2048), kv_dir=tmp_path / "kv",
+                                model_name="smollm2", **kw)
+
+
+class Recorder:
+    def __init__(self):
+        self.seen: list[WorkerStatus] = []
+
+    def __call__(self, status, detail):
+        self.seen.append(status)
+
+
+def wait_for(predicate, timeout_s: float) -> bool:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+# --- the real llama.cpp worker ------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_real_worker_start_ask_stop(tmp_path):
+    rec = Recorder()
+    sup = Supervisor(real_spec(tmp_path), log_path=tmp_path / "worker.log", on_status=rec)
+    sup.start()
+    try:
+        assert sup.status == WorkerStatus.READY and sup.is_alive()
+        assert rec.seen[0] == WorkerStatus.LAUNCHING and WorkerStatus.LOADING in rec.seen
+        client = ChatClient(sup.spec.base_url, sup.spec.api_key, "smollm2")
+        assert client.health()
+        result = client.chat([{"role": "user", "content": "Say hello."}], max_tokens=8)
+        assert result.completion_tokens > 0 and result.text
+    finally:
+        sup.stop()
+    assert sup.status == WorkerStatus.STOPPED and not sup.is_alive()
+    with pytest.raises(OSError):
+        os.kill(sup.pid, 0)                       # reaped: nothing left behind
+    sup.stop()                                    # idempotent
+    log = (tmp_path / "worker.log").read_text()
+    assert "model loaded" in log and "listening on" in log
+    assert any("model loaded" in line for line in sup.tail())
+
+
+@pytest.mark.slow
+def test_kill_9_makes_worker_dead_and_fails_the_pending_request(tmp_path):
+    rec = Recorder()
+    sup = Supervisor(real_spec(tmp_path), on_status=rec)
+    sup.start()
+    client = ChatClient(sup.spec.base_url, sup.spec.api_key, "smollm2")
+    outcome: dict = {}
+
+    def ask():
+        try:
+            client.chat([{"role": "user", "content": "Write a long story about the sea."}],
+                        max_tokens=2000, temperature=0.8, on_delta=lambda d: outcome.setdefault("first", 1))
+        except errors.WorkerError as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=ask)
+    thread.start()
+    assert wait_for(lambda: "first" in outcome, 60), "no token streamed"
+    began = time.monotonic()
+    os.kill(sup.pid, signal.SIGKILL)
+    thread.join(10)
+    assert isinstance(outcome.get("error"), errors.WorkerDied), outcome
+    assert time.monotonic() - began < 5                       # fails fast, not at the timeout
+    assert wait_for(lambda: sup.status == WorkerStatus.DEAD, 5)
+    assert rec.seen[-1] == WorkerStatus.DEAD
+    with pytest.raises(errors.WorkerUnavailable):
+        client.chat([{"role": "user", "content": "hi"}], max_tokens=4)
+    sup.stop()
+    assert sup.status == WorkerStatus.DEAD                    # stop() keeps the cause visible
+
+
+@pytest.mark.slow
+def test_missing_and_invalid_model_files_are_classified(tmp_path):
+    spec = real_spec(tmp_path)
+    spec.argv[spec.argv.index("--model") + 1] = str(tmp_path / "nowhere.gguf")
+    with pytest.raises(errors.ModelFileMissing, match="nowhere.gguf"):
+        Supervisor(spec).start()
+    junk = tmp_path / "junk.gguf"
+    junk.write_bytes(b"this is not a gguf file" * 100)
+    spec = real_spec(tmp_path)
+    spec.argv[spec.argv.index("--model") + 1] = str(junk)
+    sup = Supervisor(spec)
+    with pytest.raises(errors.ModelLoadFailed) as info:
+        sup.start()
+    assert "\n" not in str(info.value) and info.value.tail
+    assert sup.status == WorkerStatus.FAILED and not sup.is_alive()
+
+
+# --- faults injected with the fake server -------------------------------------------------------
+
+def test_oom_line_at_start_becomes_out_of_memory():
+    sup = Supervisor(fake_spec("--print", "llama_model_loader: loaded meta data", OOM_LINE,
+                               "--exit-code", "1", classify=llamacpp.classify))
+    with pytest.raises(errors.OutOfMemory, match="failed to allocate"):
+        sup.start()
+    assert sup.status == WorkerStatus.FAILED
+
+
+def test_unclassified_exit_reports_code_and_last_line():
+    sup = Supervisor(fake_spec("--print", "something odd happened", "--exit-code", "7",
+                               classify=llamacpp.classify))
+    with pytest.raises(errors.WorkerExited) as info:
+        sup.start()
+    assert info.value.code == 7 and "something odd happened" in str(info.value)
+
+
+def test_slow_start_with_progress_lines_becomes_ready():
+    rec = Recorder()
+    began = time.monotonic()
+    sup = Supervisor(fake_spec("--progress-for", "4", stall_timeout_s=2), on_status=rec)
+    sup.start()                                   # 4 s loading > 2 s stall window: progress moves it
+    try:
+        assert time.monotonic() - began >= 4
+        assert rec.seen[:3] == [WorkerStatus.LAUNCHING, WorkerStatus.LOADING, WorkerStatus.READY]
+    finally:
+        sup.stop()
+
+
+@pytest.mark.parametrize("fault", [("--silent-for", "30"), ("--hang",)])
+def test_silence_past_the_stall_window_is_a_start_timeout(fault):
+    rec = Recorder()
+    began = time.monotonic()
+    sup = Supervisor(fake_spec(*fault, stall_timeout_s=2), on_status=rec)
+    with pytest.raises(errors.StartTimeout):
+        sup.start()
+    assert 2 <= time.monotonic() - began < 6
+    assert WorkerStatus.NOT_RESPONDING in rec.seen and sup.status == WorkerStatus.FAILED
+    assert not sup.is_alive()
+
+
+def test_ready_timeout_caps_even_a_progressing_start():
+    sup = Supervisor(fake_spec("--progress-for", "30", stall_timeout_s=2, ready_timeout_s=3))
+    began = time.monotonic()
+    with pytest.raises(errors.StartTimeout):
+        sup.start()
+    assert time.monotonic() - began < 6
+
+
+def test_restart_policy_restarts_a_crashing_worker_up_to_its_limit():
+    restarts, gave_up = [], []
+    policy = RestartPolicy(limit=2, stable_after_s=60, on_restart=lambda n, why: restarts.append(n),
+                           on_give_up=gave_up.append)
+    worker = ManagedWorker(lambda: fake_spec("--crash-after", "1"), policy)
+    worker.start()
+    try:
+        for attempt in range(3):                   # the first incarnation + 2 restarts
+            assert worker.wait_ready(10), f"not ready on attempt {attempt}"
+            client = worker.client()
+            assert client.chat([{"role": "user", "content": "ping"}]).text.strip() == "echo: ping"
+            with pytest.raises(errors.WorkerDied):
+                client.chat([{"role": "user", "content": "ping"}])
+            # the next incarnation (fresh port) or, after the last restart, giving up
+            assert wait_for(lambda: worker.spec.base_url != client.base_url or gave_up, 10)
+        assert wait_for(lambda: gave_up, 5)
+        assert restarts == [1, 2] and "gave up after 2 restarts" in gave_up[0]
+        assert worker.status == WorkerStatus.DEAD
+        with pytest.raises(errors.WorkerDied):
+            worker.client()
+    finally:
+        worker.stop()
+
+
+def test_restart_budget_resets_after_a_stable_run():
+    policy = RestartPolicy(limit=1, stable_after_s=10)
+    assert policy.should_restart(up_for_s=1, reason="crash")
+    assert not policy.should_restart(up_for_s=1, reason="crash again")
+    assert policy.should_restart(up_for_s=11, reason="crash after a long stable run")
+
+
+def test_failed_restarts_count_against_the_limit():
+    """Crash, then the relaunch itself fails (e.g. a GPU went away): give up after the limit."""
+    gave_up = []
+    specs = iter([fake_spec("--crash-after", "0")] +
+                 [fake_spec("--print", "cudaMalloc failed: out of memory", "--exit-code", "1",
+                            classify=llamacpp.classify) for _ in range(5)])
+    worker = ManagedWorker(lambda: next(specs), RestartPolicy(limit=3, on_give_up=gave_up.append))
+    worker.start()
+    with pytest.raises(errors.WorkerDied):
+        worker.client().chat([{"role": "user", "content": "ping"}])
+    assert wait_for(lambda: gave_up, 15)
+    assert "out of memory" in gave_up[0] and worker.policy.restarts == 3
+    worker.stop()
