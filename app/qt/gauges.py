@@ -17,12 +17,11 @@ def level(share: float) -> str:
 
 
 def kv_share(metrics: dict) -> float | None:
-    """KV-cache use (0..1) as the engine reports it, or None when it does not."""
-    for key in ("kv_cache_usage", "kv_cache_usage_perc", "gpu_cache_usage_perc", "kv_cache_used_fraction"):
-        value = metrics.get(key)
-        if isinstance(value, (int, float)):
-            return max(0.0, min(1.0, value / 100 if value > 1 else value))
-    return None
+    """KV-cache use (0..1) as the engine reports it (our worker or vLLM), or None."""
+    from app.worker.client import kv_cache_usage
+
+    value = kv_cache_usage(metrics)
+    return None if value is None else max(0.0, min(1.0, value))
 
 
 class MemoryGauge(QWidget):

@@ -21,6 +21,9 @@ class PdfPane(QWidget):
     """The document is displayed: path, page count."""
     sig_failed = Signal(str, object)
     """The document cannot be displayed: path, PasswordNeeded or RenderError."""
+    sig_highlighted = Signal(int, object)
+    """A quote was located and highlighted: 1-based page, list of rectangles (PDF points)."""
+    _sig_found = Signal(int, int, object)
 
     def __init__(self, parent=None, label: str = "") -> None:
         super().__init__(parent)
@@ -30,6 +33,8 @@ class PdfPane(QWidget):
         self._hits: list[tuple[int, Rect]] = []
         self._hit = -1
         self._search_text = ""
+        self._quote_serial = 0
+        self._sig_found.connect(self._on_quote_found)
         self.view = PdfView(self)
         self._search = PdfSearch(self)
         self._search.sig_results.connect(self._on_search_results)
@@ -118,6 +123,30 @@ class PdfPane(QWidget):
         """Jump to `page` and highlight exactly these rectangles."""
         self.view.set_highlights(page, rects)
         self.view.go_to(page, rects[0] if rects else None)
+
+    def highlight_quote(self, page: int, quote: str) -> None:
+        """Jump to `page` now; highlight the quote's words once the render thread finds them."""
+        self.view.set_highlights(page, [])
+        self.view.go_to(page)
+        if not self._renderer:
+            return
+        self._quote_serial += 1
+        serial, path, password = self._quote_serial, self.path, self.password
+
+        def run(doc) -> None:
+            from app.core.citations import highlight_rects
+            try:
+                rects = highlight_rects(path, page, quote, password)
+            except Exception:  # noqa: BLE001 - no highlight is better than a crash
+                rects = []
+            self._sig_found.emit(serial, page, rects)
+
+        self._renderer.call(run)
+
+    def _on_quote_found(self, serial: int, page: int, rects: list) -> None:
+        if serial == self._quote_serial:
+            self.show_citation(page, rects)
+            self.sig_highlighted.emit(page, rects)
 
     def set_notice(self, text: str) -> None:
         self.notice.setText(text)

@@ -224,6 +224,11 @@ class PdfView(QAbstractScrollArea):
                 _, pixmap = self._cache.pop(index)
                 total -= pixmap.width() * pixmap.height() * 4
 
+    def settled(self) -> bool:
+        """Every visible page has its pixmap at the current zoom (screenshots wait for this)."""
+        scale = self._scale() * self.devicePixelRatioF()
+        return all(i in self._cache and abs(self._cache[i][0] - scale) < 1e-3 for i in self._visible())
+
     def cached_pages(self) -> list[int]:
         """1-based pages that have a pixmap (tests check laziness with this)."""
         return sorted(index + 1 for index in self._cache)

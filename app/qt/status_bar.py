@@ -6,6 +6,7 @@ second, never on the UI thread: an HTTP call to a busy engine can take a while.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QStatusBar, QWidget, QHBoxLayout
@@ -31,8 +32,30 @@ def take_readings(ctx, runtime) -> Readings:
     from app.core import hardware
 
     total, available = hardware._meminfo()
-    metrics = runtime.metrics() if runtime is not None else {}
-    return Readings(list(hardware.gpu_readings()), total, available, metrics or {})
+    metrics = dict(runtime.metrics() or {}) if runtime is not None else {}
+    kv_bytes = _kv_bytes(runtime, metrics)
+    if kv_bytes:
+        metrics["kv_cache_bytes"] = kv_bytes
+    return Readings(list(hardware.gpu_readings()), total, available, metrics)
+
+
+def _kv_bytes(runtime, metrics: dict) -> float | None:
+    """Bytes of KV cache in use, where the engine reports cells (our llama.cpp worker)."""
+    cells = metrics.get("pagewise_kv_cache_used_cells")
+    plan = getattr(runtime, "plan", None)
+    if cells is None or plan is None:
+        return None
+    per_token = _kv_per_token(getattr(plan, "model_id", ""))
+    return cells * per_token if per_token else None
+
+
+@lru_cache(maxsize=8)
+def _kv_per_token(model_id: str) -> int:
+    try:
+        from app.core import models
+        return models.load_catalogue().get(model_id).kv_bytes_per_token()
+    except Exception:  # noqa: BLE001 - a gauge detail, never an error
+        return 0
 
 
 class ReadingsPoller(QObject):

@@ -1,0 +1,47 @@
+"""Entry point of the desktop app: `run_gui` (called by `pagewise gui`)."""
+from __future__ import annotations
+
+import os
+import sys
+
+
+def run_gui(files: list[str], screenshot: str | None = None, question: str | None = None,
+            compare: bool = False) -> int:
+    """Open the main window on `files` and run until it closes; returns the exit status.
+
+    With `screenshot`, the window is rendered offscreen, the question (if any) is asked,
+    and once the answer (or the documents, without a question) is shown the window is
+    saved to that PNG and the app exits.
+    """
+    if screenshot:
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    from app.qt import errors, theme, workers
+    from app.qt.main_window import MainWindow
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("Pagewise")
+    app.setApplicationDisplayName("Pagewise")
+    app.setDesktopFileName("pagewise")
+    theme.apply(app)
+    window = MainWindow()
+    errors.install_hooks(window)
+    runner = None
+    if screenshot:
+        from app.qt.screenshot import ScreenshotRunner
+        window.resize(1440, 900)
+        runner = ScreenshotRunner(window, screenshot, question, has_files=bool(files))
+    window.show()
+    if files:
+        window.open_files(files, compare=compare)
+    elif compare:
+        window.set_compare(True)
+    if runner:
+        runner.start()
+    try:
+        code = app.exec()
+    finally:
+        errors.uninstall_hooks()
+        workers.wait_all(3000)
+    return code

@@ -1,0 +1,55 @@
+"""The line under a pane's toolbar: ingestion warnings and "too long for the context".
+
+Counting a 500-page document's tokens takes a moment, so it runs as a job and is
+remembered per document.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.qt import workers
+
+_TOKENS: dict[int, int] = {}     # doc id → estimated tokens of its whole text
+
+
+def _count(ctx, library, doc_id: int) -> int:
+    from app.core.qa import estimate_tokens
+    return sum(estimate_tokens(p.text) for p in library.pages(doc_id))
+
+
+def budget(context_tokens: int) -> int:
+    """Tokens left for documents once the prompt and the answer have their room (as qa.ask)."""
+    from app.core import prompts, qa
+    return context_tokens - qa.ANSWER_TOKENS - qa.estimate_tokens(prompts.template("system")) - 64
+
+
+def too_long_line(pages: int, tokens: int, context_tokens: int) -> str:
+    """'212 pages ≈ 70K tokens > 32K context: answers use the most relevant passages', or ''."""
+    if not context_tokens or tokens <= budget(context_tokens):
+        return ""
+    return (f"{pages} pages ≈ {tokens / 1000:.0f}K tokens > {context_tokens // 1024}K context: "
+            "answers use the most relevant passages")
+
+
+def compose(info, tokens: int | None, context_tokens: int) -> str:
+    parts = [f"⚠ {w}" for w in info.warnings]
+    if tokens is not None:
+        line = too_long_line(info.page_count, tokens, context_tokens)
+        if line:
+            parts.append(f"ℹ {line}")
+    return "\n".join(parts)
+
+
+def update(library, pane, info, context_tokens: int) -> None:
+    """Set the pane's notice now, and again once the token count is known."""
+    pane.set_notice(compose(info, _TOKENS.get(info.id), context_tokens))
+    if info.id in _TOKENS or not context_tokens:
+        return
+
+    def done(tokens: int) -> None:
+        _TOKENS[info.id] = tokens
+        shown = Path(pane.path).resolve() if pane.path else None
+        if shown in (Path(info.path).resolve(), Path(info.last_path or info.path).resolve()):
+            pane.set_notice(compose(info, tokens, context_tokens))
+
+    workers.run(_count, library, info.id, on_done=done, on_error=lambda exc: None)

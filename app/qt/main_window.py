@@ -1,0 +1,308 @@
+"""The main window: PDF pane(s) in the centre, chat and citations on the right, status below.
+
+It wires the parts together; the work itself lives in the loader (documents), the engine
+controller (answers), the panes (rendering) and the panels (what the user reads).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QSplitter, QVBoxLayout, QWidget
+
+from app.qt import history, settings as gui_settings, templates, workers
+from app.qt.chat_panel import ChatPanel
+from app.qt.citation_panel import CitationPanel
+from app.qt.doc_loader import DocumentLoader
+from app.qt.engine_controller import EngineController, plan_summary
+from app.qt.errors import one_line, show_error
+from app.qt.pdf_pane import PdfPane
+from app.qt.status_bar import ReadingsPoller, StatusBar
+from app.qt.window_actions import build_actions
+from app.qt import context_notice
+
+
+class MainWindow(QMainWindow):
+    sig_documents_ready = Signal()
+    """Every open pane's document is displayed and indexed (or has failed)."""
+    sig_answer_shown = Signal()
+    """An answer (or its failure) is on screen, citations included."""
+
+    def __init__(self, library=None, engine: EngineController | None = None, start_engine: bool = True) -> None:
+        super().__init__()
+        self.setWindowTitle("Pagewise")
+        self.setAcceptDrops(True)
+        if library is None:
+            from app.core.library import Library
+            library = Library()
+        self.library = library
+        self.docs: dict[PdfPane, object] = {}          # pane → DocumentInfo once indexed
+        self._pending: set[PdfPane] = set()
+        self.settings = gui_settings.gui_settings()
+        self._all_templates = templates.load()
+        self._build()
+        self.loader = DocumentLoader(library, self)
+        self.loader.sig_indexed.connect(self._on_indexed)
+        self.loader.sig_unsearchable.connect(self._on_unsearchable)
+        self.loader.sig_failed.connect(self._on_open_failed)
+        self.engine = engine or EngineController(parent=self)
+        self._connect_engine()
+        self.poller = ReadingsPoller(parent=self)
+        self.poller.sig_readings.connect(self.status.update_readings)
+        self.actions_by_name = build_actions(self)
+        self._restore_layout()
+        self._sync_chat()
+        self.poller.start()
+        if start_engine:
+            self.engine.start()
+
+    # -- layout ---------------------------------------------------------------
+    def _build(self) -> None:
+        self.pane_a, self.pane_b = PdfPane(self, "Drop a PDF here or press Ctrl+O"), PdfPane(self)
+        self.pane_b.hide()
+        self.active_pane = self.pane_a
+        self.panes = QSplitter(Qt.Orientation.Horizontal, objectName="paneSplitter")
+        self.panes.addWidget(self.pane_a)
+        self.panes.addWidget(self.pane_b)
+        self.chat = ChatPanel(self)
+        self.chat.sig_ask.connect(self.ask)
+        self.chat.sig_stop.connect(self.stop_answer)
+        self.chat.sig_marker_clicked.connect(self._on_marker)
+        self.citations = CitationPanel(self)
+        self.citations.sig_citation_activated.connect(self.show_citation)
+        right = QSplitter(Qt.Orientation.Vertical, objectName="rightSplitter")
+        right.addWidget(self._titled("Answer", self.chat))
+        right.addWidget(self._titled("Citations", self.citations))
+        right.setSizes([560, 320])
+        self.right = right
+        self.main_split = QSplitter(Qt.Orientation.Horizontal, objectName="mainSplitter")
+        self.main_split.addWidget(self.panes)
+        self.main_split.addWidget(right)
+        self.main_split.setStretchFactor(0, 3)
+        self.main_split.setStretchFactor(1, 2)
+        self.setCentralWidget(self.main_split)
+        self.status = StatusBar(self)
+        self.setStatusBar(self.status)
+        for pane in (self.pane_a, self.pane_b):
+            pane.view.installEventFilter(self)
+
+    @staticmethod
+    def _titled(title: str, widget: QWidget) -> QWidget:
+        box = QWidget()
+        layout = QVBoxLayout(box)
+        layout.setContentsMargins(6, 4, 6, 4)
+        layout.setSpacing(2)
+        layout.addWidget(QLabel(title, objectName="sectionTitle"))
+        layout.addWidget(widget, 1)
+        return box
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt override
+        if event.type() == event.Type.FocusIn:      # zoom shortcuts act on the pane last used
+            self.active_pane = self.pane_b if watched is self.pane_b.view else self.pane_a
+        return super().eventFilter(watched, event)
+
+    # -- documents --------------------------------------------------------------
+    def compare_mode(self) -> bool:
+        return self.pane_b.isVisible()
+
+    def set_compare(self, on: bool) -> None:
+        self.pane_b.setVisible(on)
+        if not on and self.pane_b in self.docs:
+            self.docs.pop(self.pane_b)
+            self.pane_b.close_document()
+        self._documents_changed()
+
+    def open_files(self, files: list[str], compare: bool = False) -> None:
+        files = [str(f) for f in files]
+        if compare or len(files) >= 2:
+            self.set_compare(True)
+        for pane, path in zip((self.pane_a, self.pane_b) if self.compare_mode() else (self.pane_a,), files):
+            self.open_path(path, pane)
+
+    def open_path(self, path: str, pane: PdfPane | None = None) -> None:
+        pane = pane or self.pane_a
+        self.docs.pop(pane, None)
+        self._pending.add(pane)
+        pane.set_notice("")
+        gui_settings.add_recent(self.settings, path)
+        self.loader.open(pane, path)
+        self._sync_chat()
+
+    def open_dialog(self, pane: PdfPane | None = None) -> None:
+        start = str(Path(pane.path).parent) if pane and pane.path else str(Path.home())
+        path, _ = QFileDialog.getOpenFileName(self, "Open PDF", start, "PDF documents (*.pdf)")
+        if path:
+            if pane is self.pane_b:
+                self.set_compare(True)
+            self.open_path(path, pane)
+
+    def _on_indexed(self, pane: PdfPane, info) -> None:
+        self.docs[pane] = info
+        self._pending.discard(pane)
+        if info.warnings:
+            pane.set_notice("⚠ " + "; ".join(info.warnings))
+        self._documents_changed()
+
+    def _on_unsearchable(self, pane: PdfPane, message: str) -> None:
+        self._pending.discard(pane)
+        pane.set_notice("⚠ " + message + ". The pages are shown, but questions cannot be answered from them.")
+        self._documents_changed()
+
+    def _on_open_failed(self, pane: PdfPane, path: str, exc: Exception) -> None:
+        self._pending.discard(pane)
+        self.docs.pop(pane, None)
+        self._documents_changed()
+
+    def _documents_changed(self) -> None:
+        """Templates, history and the long-document notice follow the open documents."""
+        infos = self.doc_infos()
+        lang = infos[0].lang if infos else "en"
+        self.chat.set_templates(templates.for_language(self._all_templates, lang, compare=len(infos) > 1))
+        self.chat.set_history(history.entries(self.library.exchanges([i.id for i in infos]), infos)
+                              if infos else [])
+        self.citations.set_citations([])
+        self._update_notices()
+        self._sync_chat()
+        if not self._pending:
+            self.sig_documents_ready.emit()
+
+    def doc_infos(self) -> list:
+        panes = (self.pane_a, self.pane_b) if self.compare_mode() else (self.pane_a,)
+        return [self.docs[p] for p in panes if p in self.docs]
+
+    def _update_notices(self) -> None:
+        context = self.engine.context_tokens()
+        for pane, info in self.docs.items():
+            context_notice.update(self.library, pane, info, context)
+
+    # -- asking ---------------------------------------------------------------
+    def _sync_chat(self) -> None:
+        if self._pending:
+            self.chat.set_ready(False, "Reading the document…")
+        elif not self.doc_infos():
+            self.chat.set_ready(False, "Open a PDF to ask questions about it.")
+        elif self.engine.state == "failed":
+            self.chat.set_ready(False, "The engine failed to start (see the status bar).")
+        elif not self.engine.ready():
+            self.chat.set_ready(False, "The engine is starting…")
+        else:
+            names = " and ".join(Path(i.last_path or i.path).name for i in self.doc_infos())
+            self.chat.set_ready(True, f"Asking {names}")
+
+    def ask(self, question: str) -> None:
+        from app.core.qa import DocRef
+
+        infos = self.doc_infos()
+        if not infos or not self.engine.ready() or self.chat.busy():
+            return
+        refs = [DocRef(n, info.id, info.last_path or info.path) for n, info in enumerate(infos, start=1)]
+        self.chat.begin(question)
+        self.citations.set_citations([])
+        self._asked_ids = [i.id for i in infos]
+        self.engine.ask(self.library, refs, question)
+
+    def stop_answer(self) -> None:
+        self.engine.stop_answer()
+
+    def _connect_engine(self) -> None:
+        self.engine.sig_state.connect(self._on_engine_state)
+        self.engine.sig_ready.connect(self._on_engine_ready)
+        self.engine.sig_failed.connect(lambda exc: show_error(self, exc, "The engine did not start"))
+        self.engine.sig_delta.connect(self.chat.stream)
+        self.engine.sig_answer.connect(self._on_answer)
+        self.engine.sig_ask_failed.connect(self._on_ask_failed)
+
+    def _on_engine_state(self, state: str, detail: str) -> None:
+        self.status.set_engine_state(state, detail)
+        self._sync_chat()
+
+    def _on_engine_ready(self, plan) -> None:
+        line, reasons = plan_summary(plan)
+        self.status.set_plan(line, reasons)
+        self.poller.runtime = self.engine.runtime
+        self._update_notices()
+        self._sync_chat()
+
+    def _on_answer(self, question: str, answer) -> None:
+        self.chat.finish(answer.text, answer.citations, history.meta_line(answer))
+        self.citations.set_citations(answer.citations, self._labels())
+        workers.run(lambda ctx, ids: self.library.add_exchange(ids, question, history.answer_json(answer)),
+                    list(self._asked_ids), on_error=lambda exc: show_error(self, exc))
+        if answer.citations:
+            self.citations.activate(0)
+        self._sync_chat()
+        self.sig_answer_shown.emit()
+
+    def _on_ask_failed(self, question: str, exc: Exception, stopped: bool) -> None:
+        self.chat.fail("Stopped." if stopped else one_line(exc), stopped=stopped)
+        if not stopped:
+            show_error(self, exc, "No answer")
+        self._sync_chat()
+        self.sig_answer_shown.emit()
+
+    # -- citations --------------------------------------------------------------
+    def _labels(self) -> dict[int, str]:
+        return {info.id: Path(info.last_path or info.path).name for info in self.docs.values()}
+
+    def pane_for(self, doc_id: int) -> PdfPane:
+        for pane, info in self.docs.items():
+            if info.id == doc_id and pane.isVisible():
+                return pane
+        return self.pane_a
+
+    def show_citation(self, citation) -> None:
+        """Jump the matching pane to the cited page and highlight the quoted words."""
+        pane = self.pane_for(citation.doc_id)
+        if citation.rects:
+            pane.show_citation(citation.page, list(citation.rects))
+        else:
+            pane.highlight_quote(citation.page, citation.quote)
+
+    def _on_marker(self, entry: int, index: int) -> None:
+        cites = self.chat.entries[entry].citations
+        if self.citations.citations() != cites:
+            self.citations.set_citations(cites, self._labels())
+        self.citations.activate(index)
+
+    # -- drag and drop, layout ------------------------------------------------------
+    def dragEnterEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if any(u.toLocalFile().lower().endswith(".pdf") for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:  # noqa: N802 - Qt override
+        files = [u.toLocalFile() for u in event.mimeData().urls() if u.toLocalFile().lower().endswith(".pdf")]
+        over_b = self.pane_b.isVisible() and self.pane_b.geometry().contains(
+            self.pane_b.parentWidget().mapFrom(self, event.position().toPoint()))
+        if len(files) >= 2:
+            self.open_files(files[:2], compare=True)
+        elif files:
+            self.open_path(files[0], self.pane_b if over_b else self.pane_a)
+
+    def _restore_layout(self) -> None:
+        s = self.settings
+        if not self.restoreGeometry(s.value("geometry", b"")):
+            self.resize(1400, 900)
+        self.restoreState(s.value("state", b""))
+        for split in (self.main_split, self.right, self.panes):
+            split.restoreState(s.value(f"split/{split.objectName()}", b""))
+        zoom = s.value("zoom", "width")
+        for pane in (self.pane_a, self.pane_b):
+            pane.view.set_fit(zoom) if zoom in ("width", "page") else pane.view.set_zoom(float(zoom))
+
+    def save_layout(self) -> None:
+        s = self.settings
+        s.setValue("geometry", self.saveGeometry())
+        s.setValue("state", self.saveState())
+        for split in (self.main_split, self.right, self.panes):
+            s.setValue(f"split/{split.objectName()}", split.saveState())
+        view = self.pane_a.view
+        s.setValue("zoom", view.fit_mode() or f"{view.zoom():.3f}")
+        s.sync()
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        self.save_layout()
+        self.poller.stop()
+        self.engine.shutdown()
+        for pane in (self.pane_a, self.pane_b):
+            pane.close_document()
+        super().closeEvent(event)
