@@ -283,11 +283,19 @@ class MainWindow(QMainWindow):
         if not self.restoreGeometry(s.value("geometry", b"")):
             self.resize(1400, 900)
         self.restoreState(s.value("state", b""))
-        for split in (self.main_split, self.right, self.panes):
-            split.restoreState(s.value(f"split/{split.objectName()}", b""))
         zoom = s.value("zoom", "width")
         for pane in (self.pane_a, self.pane_b):
             pane.view.set_fit(zoom) if zoom in ("width", "page") else pane.view.set_zoom(float(zoom))
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        if not getattr(self, "_splits_restored", False):
+            # Splitter sizes only stick once the window has its real size.
+            self._splits_restored = True
+            restored = [split.restoreState(self.settings.value(f"split/{split.objectName()}", b""))
+                        for split in (self.main_split, self.right, self.panes)]
+            if not restored[0]:     # first run: 60 % document, 40 % answers
+                self.main_split.setSizes([int(self.width() * 0.6), int(self.width() * 0.4)])
 
     def save_layout(self) -> None:
         s = self.settings

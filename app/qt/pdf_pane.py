@@ -92,6 +92,7 @@ class PdfPane(QWidget):
         renderer.sig_opened.connect(lambda geoms, r=renderer: self._on_opened(r, geoms))
         renderer.sig_failed.connect(lambda exc, r=renderer: self._on_failed(r, exc))
         self._renderer = renderer
+        renderer.start()
 
     def _on_opened(self, renderer: PageRenderer, geoms) -> None:
         if renderer is not self._renderer:

@@ -74,7 +74,11 @@ class PageRenderer(QObject):
         self._calls: list[Callable[[pymupdf.Document], None]] = []
         self._stop = False
         self._thread = threading.Thread(target=self._loop, name="pdf-render", daemon=True)
+
+    def start(self) -> "PageRenderer":
+        """Start the thread; connect to the signals first, or sig_opened may be missed."""
         self._thread.start()
+        return self
 
     def request(self, pages: list[int], scale: float) -> None:
         """Render these pages (in this order) at this scale, dropping older requests."""

@@ -1,0 +1,109 @@
+"""Status bar: VRAM gauge from an injected NVML reading (a 12 GB card we lack), the
+no-GPU state with the RAM gauge, KV-cache share, colour thresholds, engine state and plan."""
+from __future__ import annotations
+
+import pytest
+
+from app.core import hardware
+from app.core.hardware import GpuInfo
+
+GB = 10 ** 9
+
+
+def card(used_gb: float, index: int = 0, total_gb: float = 12.0) -> GpuInfo:
+    total, used = int(total_gb * GB), int(used_gb * GB)
+    return GpuInfo(index, "NVIDIA GeForce RTX 3060", total, total - used, used, (8, 6))
+
+
+class EngineWithMetrics:
+    """Stands in for a running engine's /metrics only (the numbers a GPU engine would report)."""
+
+    plan = None
+
+    def __init__(self, metrics: dict):
+        self._metrics = metrics
+
+    def metrics(self) -> dict:
+        return self._metrics
+
+
+def poll(qtbot, poller):
+    with qtbot.waitSignal(poller.sig_readings, timeout=5000) as got:
+        poller.poll()
+    return got.args[0]
+
+
+@pytest.fixture
+def bar(qtbot):
+    from app.qt.status_bar import ReadingsPoller, StatusBar
+    status = StatusBar()
+    qtbot.addWidget(status)
+    status.show()
+    poller = ReadingsPoller(interval_ms=1000)
+    poller.sig_readings.connect(status.update_readings)
+    yield status, poller
+    poller.stop()
+
+
+def test_gauge_with_an_injected_12_gb_card(qtbot, bar, monkeypatch):
+    status, poller = bar
+    monkeypatch.setattr(hardware, "gpu_readings", lambda: [card(7.2)])
+    poller.runtime = EngineWithMetrics({"vllm:kv_cache_usage_perc": 0.42})
+    poll(qtbot, poller)
+    assert [g.label for g in status.gauges] == ["GPU0"]
+    gauge = status.gauges[0]
+    assert gauge.text() == "GPU0 7.2/12.0 GB · KV 42%"
+    assert gauge.level() == "ok"
+    assert "NVIDIA GeForce RTX 3060" in gauge.toolTip() and "42%" in gauge.toolTip()
+    assert status.gpu_note.text() == ""
+    monkeypatch.setattr(hardware, "gpu_readings", lambda: [card(11.5)])
+    poll(qtbot, poller)
+    assert status.gauges[0].level() == "alarm"
+    monkeypatch.setattr(hardware, "gpu_readings", lambda: [card(9.6)])
+    poll(qtbot, poller)
+    assert status.gauges[0].level() == "warn"
+
+
+def test_one_gauge_per_gpu(qtbot, bar, monkeypatch):
+    status, poller = bar
+    monkeypatch.setattr(hardware, "gpu_readings", lambda: [card(3, 0), card(5, 1)])
+    poll(qtbot, poller)
+    assert [g.text() for g in status.gauges] == ["GPU0 3.0/12.0 GB", "GPU1 5.0/12.0 GB"]
+
+
+def test_no_gpu_shows_ram_gauge(qtbot, bar, monkeypatch):
+    status, poller = bar
+    monkeypatch.setattr(hardware, "gpu_readings", lambda: [])
+    readings = poll(qtbot, poller)
+    assert status.gpu_note.text().startswith("no NVIDIA GPU")
+    assert [g.label for g in status.gauges] == ["RAM"]
+    total, _ = hardware._meminfo()
+    assert status.gauges[0].total == total == readings.ram_total > 0
+    assert 0 < status.gauges[0].used < total
+
+
+def test_real_machine_reading_without_injection(qtbot, bar):
+    """This machine has no NVIDIA GPU: the real NVML probe must say so, not fail."""
+    status, poller = bar
+    readings = poll(qtbot, poller)
+    if readings.gpus:
+        pytest.skip("this machine has a GPU")
+    assert status.gpu_note.text().startswith("no NVIDIA GPU")
+
+
+def test_engine_state_and_plan_line(qtbot, bar):
+    status, _ = bar
+    status.set_engine_state("loading", "reading the model file")
+    assert "loading" in status.state_label.text() and status.state_label.toolTip() == "reading the model file"
+    status.set_plan("no NVIDIA GPU → llama.cpp on CPU, 8K context", ["no GPU found by NVML", "8 GB RAM free"])
+    assert "llama.cpp on CPU" in status.plan_label.text()
+    assert "• no GPU found by NVML" in status.plan_label.toolTip()
+
+
+def test_poller_refreshes_about_every_second(qtbot, bar, monkeypatch):
+    status, poller = bar
+    calls = []
+    monkeypatch.setattr(hardware, "gpu_readings", lambda: calls.append(1) or [card(2)])
+    poller.start()
+    qtbot.wait(2600)
+    assert 2 <= len(calls) <= 4
