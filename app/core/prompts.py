@@ -4,6 +4,8 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
+from app.core.textnorm import cjk_share
+
 PROMPTS = Path(__file__).resolve().parents[2] / "resources" / "prompts"
 
 ANSWER_SCHEMA = {
@@ -33,13 +35,6 @@ NOT_STATED = {"en": "The document does not say.", "zh": "文件没有规定。"}
 @lru_cache(maxsize=None)
 def template(name: str) -> str:
     return (PROMPTS / f"{name}.md").read_text(encoding="utf-8").strip()
-
-
-def cjk_share(text: str) -> float:
-    letters = [c for c in text if c.isalpha()]
-    if not letters:
-        return 0.0
-    return sum(1 for c in letters if "\u3400" <= c <= "\u9fff" or "\uf900" <= c <= "\ufaff") / len(letters)
 
 
 def question_language(question: str) -> str:
