@@ -58,7 +58,8 @@ class MainWindow(QMainWindow):
 
     # -- layout ---------------------------------------------------------------
     def _build(self) -> None:
-        self.pane_a, self.pane_b = PdfPane(self, "Drop a PDF here or press Ctrl+O"), PdfPane(self)
+        self.pane_a, self.pane_b = (PdfPane(self, "Drop a PDF here or press Ctrl+O"),
+                                    PdfPane(self, "Drop the second PDF here or press Ctrl+Shift+O"))
         self.pane_b.hide()
         self.active_pane = self.pane_a
         self.panes = QSplitter(Qt.Orientation.Horizontal, objectName="paneSplitter")

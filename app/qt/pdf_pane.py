@@ -5,7 +5,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar,
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QSizePolicy,
                                QSpinBox, QToolButton, QVBoxLayout, QWidget)
 
 from app.qt.pdf_render import PageRenderer
@@ -44,7 +44,8 @@ class PdfPane(QWidget):
 
     # -- building ---------------------------------------------------------------
     def _build(self, label: str) -> None:
-        self.title = QLabel(label or "No document", objectName="paneTitle")
+        self.title = QLabel("No document", objectName="paneTitle")
+        self.view.placeholder = label
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.page_box = QSpinBox(minimum=0, maximum=0, keyboardTracking=False, toolTip="Go to page")
         self.page_box.valueChanged.connect(self._on_page_box)
@@ -58,20 +59,30 @@ class PdfPane(QWidget):
         self.search_box.returnPressed.connect(self._on_search_enter)
         self.search_box.textChanged.connect(self._on_search_edited)
         self.hit_label = QLabel("", objectName="hitLabel")
+        self.title.setMinimumWidth(60)
+        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.search_box.setMinimumWidth(120)
         bar = QHBoxLayout()
-        bar.setContentsMargins(6, 4, 6, 4)
-        for widget in (self.title, None, self.page_box, self.page_total,
-                       self._tool("−", "Zoom out", lambda: self.view.zoom_by(1 / 1.2)), self.zoom_box,
-                       self._tool("+", "Zoom in", lambda: self.view.zoom_by(1.2)), self.search_box,
-                       self.hit_label, self._tool("▲", "Previous hit (Shift+Enter)", lambda: self.step_hit(-1)),
+        bar.setContentsMargins(6, 4, 6, 0)
+        bar.addWidget(self.title, 1)
+        for widget in (self.page_box, self.page_total,
+                       self._tool("−", "Zoom out (Ctrl+-)", lambda: self.view.zoom_by(1 / 1.2)), self.zoom_box,
+                       self._tool("+", "Zoom in (Ctrl++)", lambda: self.view.zoom_by(1.2))):
+            bar.addWidget(widget)
+        find = QHBoxLayout()
+        find.setContentsMargins(6, 2, 6, 4)
+        for widget in (self.search_box, self.hit_label,
+                       self._tool("▲", "Previous hit (Shift+Enter)", lambda: self.step_hit(-1)),
                        self._tool("▼", "Next hit (Enter)", lambda: self.step_hit(1))):
-            bar.addWidget(widget) if widget else bar.addStretch(1)
+            find.addWidget(widget)
+        find.setStretch(0, 1)
         self.notice = QLabel("", objectName="notice", wordWrap=True, visible=False)
         self.progress = QProgressBar(visible=False, maximumHeight=14, textVisible=True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addLayout(bar)
+        layout.addLayout(find)
         layout.addWidget(self.progress)
         layout.addWidget(self.notice)
         layout.addWidget(self.view, 1)

@@ -52,6 +52,7 @@ class PdfView(QAbstractScrollArea):
         self._hits: list[tuple[int, Rect]] = []
         self._current_hit = -1
         self._page = 0
+        self.placeholder = ""                  # drawn when no document is shown
         self._request_timer = QTimer(self, singleShot=True, interval=40, timeout=self._request_visible)
         self.verticalScrollBar().valueChanged.connect(self._on_scrolled)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
@@ -244,6 +245,10 @@ class PdfView(QAbstractScrollArea):
     def paintEvent(self, event) -> None:  # noqa: N802 - Qt override
         painter = QPainter(self.viewport())
         painter.fillRect(self.viewport().rect(), self.palette().color(QPalette.ColorRole.Mid))
+        if not self._geoms and self.placeholder:
+            painter.setPen(self.palette().color(QPalette.ColorRole.Text))
+            painter.drawText(self.viewport().rect(), Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap,
+                             self.placeholder)
         for index in self._visible():
             target = self._page_rect(index)
             cached = self._cache.get(index)

@@ -43,6 +43,6 @@ def load(folder: Path = PROMPTS) -> list[Template]:
 
 
 def for_language(templates: list[Template], lang: str, compare: bool) -> list[Template]:
-    """Templates to show: the document's language (English for mixed), compare ones only when comparing."""
+    """Templates to show: the document's language (English for mixed); compare ones only when comparing."""
     lang = "zh" if lang == "zh" else "en"
-    return [t for t in templates if t.lang == lang and t.key.startswith("compare") == compare]
+    return [t for t in templates if t.lang == lang and (compare or not t.key.startswith("compare"))]

@@ -64,8 +64,11 @@ class Job(QObject):
 
     def _finish(self, signal, value) -> None:
         self.finished = True
-        signal.emit(value)
-        self._sig_released.emit()
+        try:
+            signal.emit(value)
+            self._sig_released.emit()
+        except RuntimeError:
+            pass    # the app is exiting and Qt already deleted the receiver side
 
     def _release(self) -> None:
         _LIVE.discard(self)
