@@ -8,7 +8,7 @@ llama.cpp on the CPU → smaller GGUF), so the ladder always ends.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from app.core.hardware import Hardware
 from app.core.models import Catalogue, ModelSpec
@@ -21,19 +21,32 @@ from app.core.plan_memory import fmt_tokens, round_context
 _KINDS = {"KvCacheTooSmall": "kv_too_small", "FreeMemoryTooLow": "free_memory",
           "NoCacheMemory": "no_kv_memory", "OutOfMemory": "oom", "UnsupportedGpu": "unsupported",
           "ModelFileMissing": "model_missing", "ModelNotAvailable": "model_missing",
-          "ModelLoadFailed": "model_broken"}
+          "ModelLoadFailed": "model_broken", "KvCacheDtypeUnsupported": "kv_dtype",
+          "EngineMissing": "unsupported"}
 KINDS = set(_KINDS.values()) | {"next_model", "other"}
 _WHY = {"kv_too_small": "KV cache too small", "free_memory": "not enough free VRAM",
         "no_kv_memory": "no memory left for the KV cache", "oom": "out of memory",
         "unsupported": "GPU or quantisation not supported", "model_missing": "model files missing",
         "model_broken": "model files unreadable", "next_model": "too many failed starts",
+        "kv_dtype": "fp8 KV cache not supported",
         "other": "start failed"}
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A failure described by the caller (e.g. a runtime OOM after re-reading free VRAM)."""
+    kind: str
+    max_len: int | None = None
+    free_bytes: int | None = None
+    total_bytes: int | None = None
 
 
 def failure_kind(failure) -> str:
     """'kv_too_small', 'free_memory', 'oom', ... from a worker error, or a kind given as text."""
     if failure is None:
         return "other"
+    if isinstance(failure, Failure):
+        return failure.kind if failure.kind in KINDS else "other"
     if isinstance(failure, str):
         kind = failure.split(":", 1)[0]
         return kind if kind in KINDS else "other"
@@ -115,6 +128,11 @@ def _vllm_next(plan, spec, kind, failure, hw, cat, available) -> Plan | None:
             new = vllm_plan_for(spec, hw, need, util=round(plan.gpu_memory_utilization - 0.05, 2),
                                 fp8=fp8, eager=eager, cap=plan.max_model_len)
         if new and new.gpu_memory_utilization < plan.gpu_memory_utilization:
+            return new
+    elif kind == "kv_dtype" and fp8:
+        new = vllm_plan_for(spec, hw, need, util=plan.gpu_memory_utilization, fp8=False, eager=eager,
+                            cap=plan.max_model_len)
+        if new:
             return new
     elif kind in ("oom", "other") and not eager:
         return replace(plan, enforce_eager=True)          # CUDA graphs: ~1 GB outside the budget

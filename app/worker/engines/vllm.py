@@ -1,0 +1,202 @@
+"""How to launch vLLM's OpenAI server for a Plan, and how to read its failures.
+
+Flags are those of vLLM 0.26–0.32 (`vllm.entrypoints.openai.api_server`). Quantisation is left
+to vLLM: it reads `quant_method: awq` from the checkpoint and picks the Marlin kernel where the
+GPU allows; passing `--quantization awq` would force the slow plain AWQ kernel ("Detected that
+the model can run with awq_marlin, however you specified quantization=awq explicitly").
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from app.core.plan import Plan
+from app.worker import errors
+from app.worker.launch import LaunchSpec
+from app.worker.ports import free_port, random_key
+
+GiB = 1 << 30
+SERVER_MODULE = "vllm.entrypoints.openai.api_server"
+PYTHON_ENV = "PAGEWISE_VLLM_PYTHON"     # vLLM lives in its own venv (it pins torch/transformers)
+
+# Privacy and known pitfalls; callers may override any of them.
+DEFAULT_ENV = {
+    "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1",          # no telemetry
+    "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",       # weights are local: never reach out
+    # Some builds lack FlashInfer; its sampler import then kills the engine core at load
+    # ("No module named 'flashinfer'", ../shared/gpu-recipe/README.md).
+    "VLLM_USE_FLASHINFER_SAMPLER": "0",
+}
+
+# Lines that mean "still starting": each one moves the supervisor's stall deadline.
+PROGRESS = (r"Resolved architecture", r"Loading (safetensors|weights)", r"Model loading took",
+            r"torch\.compile", r"[Cc]ompil", r"CUDA ?graph", r"KV cache", r"[Ii]nit engine",
+            r"Starting vLLM API server", r"Waiting for", r"Using .*[Bb]ackend", r"Application startup")
+
+
+class FreeMemoryTooLow(errors.OutOfMemory):
+    """vLLM: free VRAM at start-up is below utilisation × total (another program holds VRAM)."""
+
+    def __init__(self, message: str, free_bytes: int | None = None, total_bytes: int | None = None,
+                 tail: list[str] | None = None):
+        super().__init__(message, tail)
+        self.free_bytes, self.total_bytes = free_bytes, total_bytes
+
+
+class NoCacheMemory(errors.OutOfMemory):
+    """vLLM: weights and activations leave nothing of the budget for the KV cache."""
+
+
+class KvCacheDtypeUnsupported(errors.UnsupportedGpu):
+    """No attention backend of this vLLM/GPU handles the requested KV-cache dtype (fp8)."""
+
+
+class EngineMissing(errors.StartError):
+    """vLLM is not installed in the interpreter we launch."""
+
+
+_KV_EST = re.compile(r"estimated maximum model length is (\d+)")
+_KV_OLD = re.compile(r"maximum number of tokens that can be stored in KV cache \((\d+)\)")
+_KV_NEED = re.compile(r"To serve at least one request with the models?'s max seq len")
+_FREE = re.compile(r"Free memory on device(?: \S+)? \(([\d.]+)/([\d.]+) GiB\) on startup is less than "
+                   r"desired GPU memory utilization")
+_NO_CACHE = re.compile(r"No available memory for the cache blocks")
+_OOM = re.compile(r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|"
+                  r"Cannot allocate memory|std::bad_alloc", re.I)
+_QUANT = re.compile(r"The quantization method \S+ is not supported for the current GPU")
+_BACKEND = re.compile(r"No valid attention backend found")
+_GPU = re.compile(r"no kernel image is available for execution|CUDA driver version is insufficient|"
+                  r"No CUDA GPUs are available|Failed to infer device type|"
+                  r"Bfloat16 is only supported on GPUs with compute capability", re.I)
+_MISSING = re.compile(r"Invalid repository ID or local directory specified|Cannot find any model weights|"
+                      r"does not appear to have a file named config\.json")
+_ARCH = re.compile(r"Model architectures \[.*\] are not supported|SafetensorError|"
+                   r"Error while deserializing header")
+_PORT = re.compile(r"Address already in use|address already in use")
+_NO_VLLM = re.compile(r"No module named '?vllm")
+
+
+def _last(lines: list[str], rx: re.Pattern) -> str:
+    line = next(line for line in reversed(lines) if rx.search(line))
+    line = re.sub(r"^\(\w+ pid=\d+\)\s*", "", line.strip())            # "(EngineCore_DP0 pid=1) "
+    return re.sub(r"^(ERROR|WARNING|INFO) \S+ \S+ \[[^\]]+\]\s*", "", line)[:300]
+
+
+def classify(lines: list[str]) -> errors.StartError | None:
+    """Map vLLM's output tail to a typed error; the most specific rule first."""
+    text = "\n".join(lines)
+    if m := _KV_EST.search(text) or _KV_OLD.search(text):
+        n = int(m.group(1))
+        return errors.KvCacheTooSmall(f"vLLM: the KV cache holds {n} tokens, less than max_model_len",
+                                      max_len=n)
+    if _KV_NEED.search(text):
+        return errors.KvCacheTooSmall(f"vLLM: {_last(lines, _KV_NEED)}")
+    if m := _FREE.search(text):
+        free, total = float(m.group(1)), float(m.group(2))
+        return FreeMemoryTooLow(f"vLLM: only {free:.2f} of {total:.2f} GiB of VRAM free "
+                                f"(other programs hold the rest)", int(free * GiB), int(total * GiB))
+    if _NO_CACHE.search(text):
+        return NoCacheMemory("vLLM: the weights leave no memory for the KV cache")
+    if _BACKEND.search(text) and "kv_cache_dtype=fp8" in text:
+        return KvCacheDtypeUnsupported("vLLM: no attention backend for an fp8 KV cache on this GPU")
+    if _QUANT.search(text) or _BACKEND.search(text) or _GPU.search(text):
+        rx = next(r for r in (_QUANT, _BACKEND, _GPU) if r.search(text))
+        return errors.UnsupportedGpu(f"vLLM cannot use this GPU: {_last(lines, rx)}")
+    if _OOM.search(text):
+        return errors.OutOfMemory(f"vLLM ran out of memory: {_last(lines, _OOM)}")
+    if _MISSING.search(text):
+        return errors.ModelFileMissing(f"vLLM cannot find the model: {_last(lines, _MISSING)}")
+    if _ARCH.search(text):
+        return errors.ModelLoadFailed(f"vLLM cannot load the model: {_last(lines, _ARCH)}")
+    if _PORT.search(text):
+        return errors.PortInUse(f"vLLM could not listen: {_last(lines, _PORT)}")
+    if _NO_VLLM.search(text):
+        return EngineMissing("vLLM is not installed (pip install 'pagewise[gpu]', "
+                             f"or set {PYTHON_ENV} to a Python that has it)")
+    return None
+
+
+def python() -> str:
+    return os.environ.get(PYTHON_ENV) or sys.executable
+
+
+def available(py: str | None = None) -> bool:
+    """Is vLLM importable by the interpreter we would launch? (a child process: vLLM is heavy)"""
+    probe = "import importlib.util, sys; sys.exit(importlib.util.find_spec('vllm') is None)"
+    try:
+        return subprocess.run([py or python(), "-c", probe], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def _yarn_override(plan: Plan, model_path: Path) -> str:
+    """--hf-overrides for YaRN; the rope_parameters form is what vLLM 0.26 accepts."""
+    try:
+        config = json.loads((Path(model_path) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        config = {}
+    native = int(plan.max_model_len / plan.yarn_factor)
+    native = config.get("max_position_embeddings", native)
+    rope = {"rope_type": "yarn", "factor": float(plan.yarn_factor),
+            "original_max_position_embeddings": int(native),
+            "rope_theta": float(config.get("rope_theta", 1_000_000.0))}
+    return json.dumps({"rope_parameters": rope}, separators=(",", ":"))
+
+
+def server_args(plan: Plan, model_path: Path, served_name: str, host: str, port: int,
+                quantization: str | None = None) -> list[str]:
+    """The flags after `python -m vllm.entrypoints.openai.api_server`."""
+    args = ["--model", str(model_path), "--served-model-name", served_name, "--host", host,
+            "--port", str(port), "--max-model-len", str(plan.max_model_len)]
+    if plan.gpu_memory_utilization is not None:
+        args += ["--gpu-memory-utilization", f"{plan.gpu_memory_utilization:.2f}"]
+    if quantization:
+        args += ["--quantization", quantization]
+    if plan.kv_cache_dtype != "auto":
+        args += ["--kv-cache-dtype", plan.kv_cache_dtype]
+    if plan.tensor_parallel > 1:
+        args += ["--tensor-parallel-size", str(plan.tensor_parallel)]
+    if plan.enforce_eager:
+        args.append("--enforce-eager")
+    args.append("--enable-prefix-caching" if plan.enable_prefix_caching else "--no-enable-prefix-caching")
+    if plan.enable_chunked_prefill:
+        args.append("--enable-chunked-prefill")
+    if plan.yarn_factor > 1:
+        args += ["--hf-overrides", _yarn_override(plan, model_path)]
+    return args
+
+
+def launch_spec(plan: Plan, model_path: Path, served_name: str, *, host: str = "127.0.0.1",
+                env: dict | None = None, extra_args: tuple[str, ...] = (), entry: list[str] | None = None,
+                quantization: str | None = None, ready_timeout_s: float = 900,
+                stall_timeout_s: float = 300) -> LaunchSpec:
+    """A fresh port and key per launch; the key travels as VLLM_API_KEY (argv shows in `ps`).
+    `entry` replaces `python -m vllm.entrypoints.openai.api_server` (tests use a fake server)."""
+    port, key = free_port(host), random_key()
+    argv = list(entry or [python(), "-m", SERVER_MODULE])
+    argv += server_args(plan, Path(model_path), served_name, host, port, quantization) + list(extra_args)
+    child_env = {**DEFAULT_ENV, "VLLM_API_KEY": key}
+    if plan.devices:
+        child_env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in plan.devices)
+    child_env.update(env or {})
+    extras = " fp8 KV" * (plan.kv_cache_dtype == "fp8") + " eager" * plan.enforce_eager
+    util = f"util {plan.gpu_memory_utilization:.2f}, " if plan.gpu_memory_utilization is not None else ""
+    return LaunchSpec(argv=argv, env=child_env, base_url=f"http://{host}:{port}/v1", api_key=key,
+                      model_name=served_name, engine="vllm", progress_patterns=PROGRESS, classify=classify,
+                      ready_timeout_s=ready_timeout_s, stall_timeout_s=stall_timeout_s,
+                      description=f"vLLM, {util}{plan.max_model_len // 1024}K context{extras}",
+                      extra={"port": port, "plan_rung": plan.rung, "max_model_len": plan.max_model_len})
+
+
+def kv_cache_usage(metrics: dict) -> float | None:
+    """KV-cache use in 0..1 from vLLM's /metrics (parsed {name: value}); older versions name it
+    gpu_cache_usage_perc. Despite "perc", both are fractions (1 = full)."""
+    for name in ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"):
+        value = metrics.get(name)
+        if isinstance(value, (int, float)):
+            return max(0.0, min(1.0, float(value)))
+    return None
