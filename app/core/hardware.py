@@ -5,6 +5,7 @@ planner, `pagewise doctor` and the GUI gauge all read the same dataclasses.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import platform
 import subprocess
@@ -54,18 +55,46 @@ def _cuda_version(pynvml) -> str:
         return ""
 
 
+_nvml = {"ready": False, "error": ""}     # NVML stays initialised: the gauge reads every second
+
+
+def _nvml_init(pynvml) -> str:
+    """Initialise NVML once per process; '' when ready, else the reason there is no GPU list.
+    Kept open because without persistence mode each init can cost the driver a GPU wake-up."""
+    if _nvml["ready"]:
+        return ""
+    if _nvml["error"]:
+        return _nvml["error"]           # a machine without NVML stays without it: don't retry
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError_LibraryNotFound:
+        _nvml["error"] = "no NVIDIA GPU (NVML not found)"
+        return _nvml["error"]
+    except pynvml.NVMLError as exc:
+        return f"no NVIDIA GPU (NVML: {exc})"       # a driver problem may pass: try again next time
+    _nvml["ready"] = True
+    atexit.register(_nvml_shutdown, pynvml)
+    return ""
+
+
+def _nvml_shutdown(pynvml) -> None:
+    if _nvml["ready"]:
+        _nvml["ready"] = False
+        try:
+            pynvml.nvmlShutdown()
+        except Exception:
+            pass
+
+
 def _read_gpus() -> tuple[list[GpuInfo], str]:
-    """NVML readings, or ([], reason). Init/shutdown per call: NVML calls are cheap (~ms)."""
+    """NVML readings, or ([], reason)."""
     try:
         import pynvml
     except ImportError:
         return [], "no NVIDIA GPU (nvidia-ml-py not installed)"
-    try:
-        pynvml.nvmlInit()
-    except pynvml.NVMLError_LibraryNotFound:
-        return [], "no NVIDIA GPU (NVML not found)"
-    except pynvml.NVMLError as exc:
-        return [], f"no NVIDIA GPU (NVML: {exc})"
+    err = _nvml_init(pynvml)
+    if err:
+        return [], err
     try:
         driver, cuda = _text(pynvml.nvmlSystemGetDriverVersion()), _cuda_version(pynvml)
         gpus = []
@@ -77,12 +106,8 @@ def _read_gpus() -> tuple[list[GpuInfo], str]:
                                 int(mem.free), int(mem.used), (int(cc[0]), int(cc[1])), driver, cuda))
         return gpus, ("" if gpus else "no NVIDIA GPU (NVML reports none)")
     except pynvml.NVMLError as exc:
+        _nvml_shutdown(pynvml)          # e.g. GPU lost / driver reloaded: start afresh next time
         return [], f"no NVIDIA GPU (NVML: {exc})"
-    finally:
-        try:
-            pynvml.nvmlShutdown()
-        except Exception:
-            pass
 
 
 def gpu_readings() -> list[GpuInfo]:

@@ -12,6 +12,13 @@ from app.core import hardware
 MiB = 1 << 20
 
 
+@pytest.fixture(autouse=True)
+def fresh_nvml_state(monkeypatch):
+    """Each test starts with NVML not yet initialised (the module keeps it open between readings)."""
+    monkeypatch.setitem(hardware._nvml, "ready", False)
+    monkeypatch.setitem(hardware._nvml, "error", "")
+
+
 class FakeNvml:
     """Answers pynvml's calls for a list of (name, total MiB, used MiB, (major, minor))."""
 
@@ -55,7 +62,8 @@ def test_one_12gb_card(monkeypatch):
     assert gpu.free_bytes == (12288 - 700) * MiB
     assert gpu.compute_capability == (8, 6)
     assert (gpu.driver, gpu.cuda) == ("550.54.14", "12.4")
-    assert nvml.inits == nvml.shutdowns == 1          # NVML is released after each probe
+    hardware.gpu_readings()
+    assert nvml.inits == 1 and nvml.shutdowns == 0     # initialised once, kept for the gauge
     line = hardware.describe(hw)
     assert "RTX 3060 12 GB" in line and "compute 8.6" in line and "11 GB free" in line
     assert "\n" not in line
@@ -80,7 +88,10 @@ def test_name_as_bytes_from_old_bindings(monkeypatch):
 
 
 def test_nvml_missing_is_an_answer_not_an_error(monkeypatch):
+    calls = []
+
     def missing():
+        calls.append(1)
         raise pynvml.NVMLError_LibraryNotFound()
     monkeypatch.setattr(pynvml, "nvmlInit", missing)
     hw = hardware.probe()
@@ -88,14 +99,17 @@ def test_nvml_missing_is_an_answer_not_an_error(monkeypatch):
     assert hw.nvml_error == "no NVIDIA GPU (NVML not found)"
     assert hardware.gpu_readings() == []
     assert hardware.describe(hw).startswith("no NVIDIA GPU (NVML not found)")
+    assert len(calls) == 1                  # not looked for again every second
 
 
-def test_driver_not_loaded(monkeypatch):
+def test_driver_not_loaded_then_loaded(monkeypatch):
     def broken():
         raise pynvml.NVMLError(pynvml.NVML_ERROR_DRIVER_NOT_LOADED)
     monkeypatch.setattr(pynvml, "nvmlInit", broken)
     hw = hardware.probe()
     assert hw.gpus == () and "Driver Not Loaded" in hw.nvml_error
+    FakeNvml([("NVIDIA GeForce RTX 4090", 24564, 300, (8, 9))]).install(monkeypatch)
+    assert hardware.probe().gpus[0].name == "NVIDIA GeForce RTX 4090"    # tried again
 
 
 def test_failure_mid_probe_still_shuts_nvml_down(monkeypatch):
@@ -106,7 +120,9 @@ def test_failure_mid_probe_still_shuts_nvml_down(monkeypatch):
     monkeypatch.setattr(pynvml, "nvmlDeviceGetMemoryInfo", lost)
     hw = hardware.probe()
     assert hw.gpus == () and "GPU is lost" in hw.nvml_error
-    assert nvml.shutdowns == 1
+    assert nvml.shutdowns == 1                  # released, so the next reading starts afresh
+    monkeypatch.setattr(pynvml, "nvmlDeviceGetMemoryInfo", nvml._memory)
+    assert len(hardware.probe().gpus) == 1 and nvml.inits == 2
 
 
 def test_this_machine_cpu_and_ram():
