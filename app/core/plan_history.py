@@ -14,7 +14,8 @@ from pathlib import Path
 from app.core import paths
 from app.core.hardware import Hardware
 from app.core.models import Catalogue
-from app.core.plan import Plan, from_dict, llama_plan_for, to_dict, vllm_plan_for
+from app.core.plan import Plan, from_dict, to_dict
+from app.core.plan_fit import llama_plan_for, vllm_plan_for
 from app.core.plan_ladder import short
 
 MiB, GiB = 1 << 20, 1 << 30

@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 
 from app.core.hardware import Hardware
 from app.core.models import Catalogue, ModelSpec
-from app.core.plan import (FP8_KV_MIN_CC, MIN_LLAMA_CONTEXT, MIN_VLLM_CONTEXT, Plan,
-                           pick_cpu, pick_llama_gpu, pick_vllm, vllm_gpus, vllm_plan_for)
+from app.core.plan import FP8_KV_MIN_CC, MIN_LLAMA_CONTEXT, MIN_VLLM_CONTEXT, Plan
+from app.core.plan_fit import pick_cpu, pick_llama_gpu, pick_vllm, vllm_gpus, vllm_plan_for
 from app.core.plan_memory import fmt_tokens, round_context
 
 # Worker error classes (app.worker.errors, engines) → failure kinds; matched by name along the
