@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -39,6 +40,20 @@ def model_key(model_path: Path) -> str:
     return f"{model_path.stem[:40]}-{tag}"
 
 
+def _size(path: Path) -> int:
+    try:                     # another worker sharing the folder may delete files under our feet
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
 def common_prefix(a: np.ndarray, b: np.ndarray) -> int:
     n = min(len(a), len(b))
     diff = np.flatnonzero(a[:n] != b[:n])
@@ -58,7 +73,7 @@ class KvStore:
         query, best = np.asarray(tokens, dtype=np.int32), None
         for tok_file in self.dir.glob("*.tok"):
             stored = self._load_tokens(tok_file)
-            if stored is None:
+            if stored is None or not tok_file.with_suffix(".kv").exists():
                 continue
             common = common_prefix(query, stored)
             if best is None or common > best.common:
@@ -71,13 +86,11 @@ class KvStore:
 
     def save(self, ctx, tokens: Sequence[int]) -> Path:
         """Write sequence 0's KV state for `tokens` atomically (tmp + rename), then prune (LRU)."""
-        import llama_cpp  # here, not at module top: the store's lookups need no engine
         toks = np.asarray(tokens, dtype=np.int32)
         digest = hashlib.sha1(toks.tobytes()).hexdigest()[:20]
         kv, tok = self.dir / f"{digest}.kv", self.dir / f"{digest}.tok"
         tmp_kv, tmp_tok = kv.with_suffix(f".kv.{os.getpid()}.tmp"), tok.with_suffix(f".tok.{os.getpid()}.tmp")
-        arr = (llama_cpp.llama_token * len(toks))(*toks.tolist())
-        if not llama_cpp.llama_state_seq_save_file(ctx, str(tmp_kv).encode(), 0, arr, len(toks)):
+        if not self._write_state(ctx, tmp_kv, toks):
             tmp_kv.unlink(missing_ok=True)
             raise OSError(f"llama.cpp could not write {tmp_kv}")
         os.replace(tmp_kv, kv)
@@ -88,31 +101,51 @@ class KvStore:
         return kv
 
     def load(self, ctx, digest: str, capacity: int) -> list[int] | None:
-        """Restore an entry into sequence 0; returns its tokens, or None if llama.cpp refused it."""
-        import llama_cpp
+        """Restore an entry into sequence 0; returns its tokens, or None if llama.cpp refused it
+        (truncated or foreign file: the caller then evaluates the prompt as usual)."""
+        import llama_cpp  # here, not at module top: lookups and pruning need no engine
         kv = self.dir / f"{digest}.kv"
         out, n_out = (llama_cpp.llama_token * capacity)(), ctypes.c_size_t(0)
         if not kv.is_file() or not llama_cpp.llama_state_seq_load_file(
                 ctx, str(kv).encode(), 0, out, capacity, ctypes.byref(n_out)):
             return None
-        for path in (kv, kv.with_suffix(".tok")):     # LRU: touch on use
-            path.touch(exist_ok=True)
+        self.touch(digest)
         return list(out[:n_out.value])
 
+    def touch(self, digest: str) -> None:
+        """Mark an entry used (the LRU clock is the files' mtime)."""
+        for path in (self.dir / f"{digest}.kv", self.dir / f"{digest}.tok"):
+            if path.exists():
+                os.utime(path)
+
+    @staticmethod
+    def _write_state(ctx, path: Path, toks: np.ndarray) -> bool:
+        import llama_cpp
+        arr = (llama_cpp.llama_token * len(toks))(*toks.tolist())
+        return bool(llama_cpp.llama_state_seq_save_file(ctx, str(path).encode(), 0, arr, len(toks)))
+
     def total_bytes(self) -> int:
-        return sum(p.stat().st_size for p in self.dir.iterdir() if p.is_file())
+        return sum(_size(p) for p in self.dir.iterdir())
 
     def prune(self) -> None:
-        """Drop orphans and stale temp files, then least-recently-used entries above max_bytes."""
+        """Drop half-written leftovers, then least-recently-used entries above max_bytes."""
+        now = time.time()
+        for tmp in self.dir.glob("*.tmp"):            # a crash mid-write (another live writer: < 1 h old)
+            if now - _mtime(tmp) > 3600:
+                tmp.unlink(missing_ok=True)
         for kv in self.dir.glob("*.kv"):
-            if not kv.with_suffix(".tok").exists():
-                kv.unlink(missing_ok=True)
-        entries = sorted(self.dir.glob("*.tok"), key=lambda p: p.stat().st_mtime)
+            if not kv.with_suffix(".tok").exists() and now - _mtime(kv) > 60:
+                kv.unlink(missing_ok=True)            # renamed, but its commit marker never came
+        for tok in self.dir.glob("*.tok"):
+            if not tok.with_suffix(".kv").exists():
+                tok.unlink(missing_ok=True)
+                self._tokens.pop(tok.stem, None)
+        entries = sorted(self.dir.glob("*.tok"), key=_mtime)
         total = self.total_bytes()
         while entries and total > self.max_bytes:
             tok = entries.pop(0)
             kv = tok.with_suffix(".kv")
-            size = tok.stat().st_size + (kv.stat().st_size if kv.exists() else 0)
+            size = _size(tok) + _size(kv)
             tok.unlink(missing_ok=True)                # uncommit first, then the bulk
             kv.unlink(missing_ok=True)
             self._tokens.pop(tok.stem, None)

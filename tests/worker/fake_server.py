@@ -37,7 +37,7 @@ def fake_spec(*faults: str, classify=None, **overrides):
     argv = [sys.executable, str(FAKE_SERVER), "--port", str(port), "--api-key", key, *faults]
     values = dict(argv=argv, env={}, base_url=f"http://127.0.0.1:{port}/v1", api_key=key, model_name="fake",
                   engine="fake", progress_patterns=(r"Loading weights",), classify=classify,
-                  ready_timeout_s=30, stall_timeout_s=5)
+                  ready_timeout_s=30, stall_timeout_s=5, extra={"port": port})
     values.update(overrides)
     return LaunchSpec(**values)
 

@@ -1,0 +1,204 @@
+"""Our llama.cpp worker over real HTTP with the embedded SmolLM2 model."""
+from __future__ import annotations
+
+import http.client
+import json
+import threading
+import time
+
+import pymupdf
+import pytest
+
+from app.core.models import load_catalogue, local_path
+from app.worker import errors
+from app.worker.client import ChatClient
+from app.worker.engines import llamacpp
+from app.worker.supervisor import Supervisor
+from tests.conftest import CORPUS
+
+pytestmark = pytest.mark.slow
+PERSON = {"type": "object", "additionalProperties": False, "required": ["name", "age"],
+          "properties": {"name": {"type": "string", "maxLength": 40}, "age": {"type": "integer"}}}
+
+
+def start_worker(kv_dir, n_ctx=4096, threads=None, log_path=None) -> Supervisor:
+    model = local_path(load_catalogue().default)
+    sup = Supervisor(llamacpp.launch_spec(model, n_ctx=n_ctx, kv_dir=kv_dir, threads=threads, model_name="smollm2"),
+                     log_path=log_path)
+    sup.start()
+    return sup
+
+
+@pytest.fixture(scope="module")
+def worker(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("llama-worker")
+    sup = start_worker(tmp / "kv", n_ctx=2048, log_path=tmp / "worker.log")
+    yield sup
+    sup.stop()
+
+
+@pytest.fixture
+def client(worker) -> ChatClient:
+    return ChatClient(worker.spec.base_url, worker.spec.api_key, "smollm2", timeout_s=120)
+
+
+def post(worker, path: str, body: dict, key: str | None = "default") -> tuple[int, bytes]:
+    spec = worker.spec
+    conn = http.client.HTTPConnection("127.0.0.1", spec.extra["port"], timeout=120)
+    headers = {"Content-Type": "application/json"}
+    if key is not None:
+        headers["Authorization"] = f"Bearer {spec.api_key if key == 'default' else key}"
+    conn.request("POST" if body is not None else "GET", path, json.dumps(body) if body is not None else None, headers)
+    resp = conn.getresponse()
+    data = resp.read()
+    conn.close()
+    return resp.status, data
+
+
+HELLO = [{"role": "user", "content": "What colour is the sky on a clear day?"}]
+
+
+def test_non_streamed_completion_has_openai_shape(worker):
+    status, data = post(worker, "/v1/chat/completions", {"messages": HELLO, "max_tokens": 12})
+    assert status == 200
+    reply = json.loads(data)
+    choice = reply["choices"][0]
+    assert reply["object"] == "chat.completion" and choice["message"]["role"] == "assistant"
+    assert choice["message"]["content"] and choice["finish_reason"] in ("stop", "length")
+    usage = reply["usage"]
+    assert usage["prompt_tokens"] > 5 and 0 < usage["completion_tokens"] <= 12
+    assert "cached_tokens" in usage["prompt_tokens_details"]
+
+
+def test_streamed_completion_is_sse_with_done_and_usage(worker):
+    status, data = post(worker, "/v1/chat/completions", {"messages": HELLO, "max_tokens": 12, "stream": True,
+                                                         "stream_options": {"include_usage": True}})
+    assert status == 200
+    events = [line[6:] for line in data.decode().split("\n\n") if line.startswith("data: ")]
+    assert events[-1] == "[DONE]"
+    chunks = [json.loads(e) for e in events[:-1]]
+    assert chunks[0]["choices"][0]["delta"]["role"] == "assistant"
+    assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["completion_tokens"] > 0
+    assert chunks[-2]["choices"][0]["finish_reason"] in ("stop", "length")
+    text = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks[:-1])
+    assert text.strip()
+
+
+def test_client_streams_deltas_and_reports_usage(client):
+    deltas: list[str] = []
+    result = client.chat(HELLO, max_tokens=16, on_delta=deltas.append)
+    assert "".join(deltas) == result.text and len(deltas) > 1
+    assert result.completion_tokens > 0 and result.prompt_tokens > 5
+    assert 0 < result.ttft_s <= result.total_s
+
+
+def test_json_schema_output_parses_with_the_right_keys(client, worker):
+    result = client.chat([{"role": "user", "content": "Describe a person called Ada as JSON."}],
+                         json_schema=PERSON, max_tokens=60)
+    person = json.loads(result.text)
+    assert set(person) == {"name", "age"} and isinstance(person["age"], int)
+    # llama.cpp's own form: json_object + schema
+    status, data = post(worker, "/v1/chat/completions", {
+        "messages": [{"role": "user", "content": "A person, as JSON."}], "max_tokens": 60,
+        "response_format": {"type": "json_object", "schema": PERSON}})
+    assert status == 200
+    assert set(json.loads(json.loads(data)["choices"][0]["message"]["content"])) == {"name", "age"}
+
+
+def test_api_key_is_required_on_v1_but_not_on_health(worker):
+    assert post(worker, "/v1/chat/completions", {"messages": HELLO}, key=None)[0] == 401
+    assert post(worker, "/v1/chat/completions", {"messages": HELLO}, key="wrong")[0] == 401
+    assert post(worker, "/v1/models", None, key=None)[0] == 401
+    status, data = post(worker, "/v1/models", None)
+    assert status == 200 and json.loads(data)["data"][0]["id"] == "smollm2"
+    assert post(worker, "/health", None, key=None)[0] == 200
+    with pytest.raises(errors.AuthFailed):
+        ChatClient(worker.spec.base_url, "wrong-key", "smollm2").chat(HELLO, max_tokens=2)
+
+
+def test_metrics_count_requests_and_kv_use(client):
+    before = client.metrics()
+    client.chat(HELLO, max_tokens=4)
+    after = client.metrics()
+    assert after["pagewise_requests_total"] == before["pagewise_requests_total"] + 1
+    assert after["pagewise_generation_tokens_total"] > before["pagewise_generation_tokens_total"]
+    assert 0 < after["pagewise_kv_cache_usage_ratio"] <= 1 and after["pagewise_n_ctx"] == 2048
+
+
+def test_bad_requests_get_400_with_a_message(client, worker):
+    with pytest.raises(errors.BadRequest, match="context holds 2048"):
+        client.chat([{"role": "user", "content": "word " * 3000}], max_tokens=4)
+    status, data = post(worker, "/v1/chat/completions", {"messages": HELLO, "response_format": {"type": "xml"}})
+    assert status == 400 and "response_format" in json.loads(data)["error"]["message"]
+    assert post(worker, "/v1/chat/completions", {"nothing": 1})[0] == 400
+
+
+def test_stop_strings_and_seed_are_honoured(worker):
+    body = {"messages": [{"role": "user", "content": "Count from 1 to 20, separated by commas."}],
+            "max_tokens": 60, "temperature": 0.9, "seed": 1234}
+    texts = [json.loads(post(worker, "/v1/chat/completions", body)[1])["choices"][0]["message"]["content"]
+             for _ in range(2)]
+    assert texts[0] == texts[1] and len(texts[0]) > 10      # same seed, same sample
+    middle = len(texts[0]) // 2
+    stop = texts[0][middle:middle + 3]                        # a stop string the answer will reach
+    stopped = json.loads(post(worker, "/v1/chat/completions", {**body, "stop": [stop]})[1])["choices"][0]
+    assert stopped["message"]["content"] == texts[0][:texts[0].find(stop)]
+    assert stopped["finish_reason"] == "stop"
+
+
+def test_cancel_stops_generation_on_the_server(client):
+    cancel, seen = threading.Event(), []
+
+    def on_delta(text):
+        seen.append(text)
+        if len(seen) == 3:
+            cancel.set()
+
+    before = client.metrics()["pagewise_generation_tokens_total"]
+    with pytest.raises(errors.Cancelled):
+        client.chat([{"role": "user", "content": "Tell a very long story."}], max_tokens=1500,
+                    temperature=0.8, on_delta=on_delta, cancel=cancel)
+    deadline = time.monotonic() + 10              # the worker notices the closed socket and stops
+    while client.metrics()["pagewise_requests_running"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert client.metrics()["pagewise_requests_running"] == 0
+    assert client.metrics()["pagewise_generation_tokens_total"] - before < 100
+    assert client.chat(HELLO, max_tokens=4).completion_tokens > 0     # and serves the next one
+
+
+def mnda_text() -> str:
+    pdf = CORPUS / "contracts-en" / "common-paper-mnda.pdf"
+    if not pdf.is_file():
+        pytest.skip(f"corpus not found at {CORPUS}")
+    with pymupdf.open(pdf) as doc:
+        return "\n".join(f"[p. {i + 1}]\n{page.get_text()}" for i, page in enumerate(doc))
+
+
+def test_follow_up_and_restart_reuse_the_document_prefix(tmp_path):
+    """~2,000-token document: the follow-up reuses the in-memory KV, a restarted worker the disk KV."""
+    document = mnda_text()[:9000]
+    system = {"role": "system", "content": f"Answer from this document.\n\n{document}"}
+
+    def ask(sup, question):
+        client = ChatClient(sup.spec.base_url, sup.spec.api_key, "smollm2", timeout_s=600)
+        return client.chat([system, {"role": "user", "content": question}], max_tokens=8), client
+
+    sup = start_worker(tmp_path / "kv", log_path=tmp_path / "w.log")
+    try:
+        first, _ = ask(sup, "Who are the parties?")
+        follow, _ = ask(sup, "How long does the agreement last?")
+    finally:
+        sup.stop()
+    sup = start_worker(tmp_path / "kv", log_path=tmp_path / "w.log")
+    try:
+        again, client = ask(sup, "What law governs the agreement?")
+        restores = client.metrics()["pagewise_disk_cache_restores_total"]
+    finally:
+        sup.stop()
+    print(f"\nTTFT, {first.prompt_tokens}-token prompt, SmolLM2-135M on this CPU: first {first.ttft_s:.2f} s; "
+          f"follow-up {follow.ttft_s:.2f} s (cached {follow.cached_tokens}); after restart {again.ttft_s:.2f} s "
+          f"(cached {again.cached_tokens}, from disk)")
+    assert 1500 < first.prompt_tokens < 4096 and first.cached_tokens == 0
+    assert follow.cached_tokens > 0.9 * follow.prompt_tokens
+    assert again.cached_tokens > 0.9 * again.prompt_tokens and restores == 1
+    assert follow.ttft_s < 0.25 * first.ttft_s and again.ttft_s < 0.25 * first.ttft_s
