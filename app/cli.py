@@ -108,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
         if data is not None:
             _emit(args, data, human)
         return 0
+    except BrokenPipeError:          # `pagewise … | head`: the reader left; not an error
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print("pagewise: interrupted", file=sys.stderr)
         return 130

