@@ -23,6 +23,7 @@ class LaunchSpec:
     progress_patterns: tuple[str, ...] = ()
     # Reads the output tail and returns a typed error (out of memory, KV too small...) or None.
     classify: Callable[[list[str]], WorkerError | None] | None = None
+    watch_interval_s: float = 5.0  # health probe while running (0 = only watch for exit)
     cwd: Path | None = None
     description: str = ""          # one line for the status bar/log ("llama.cpp, CPU, 8K context")
     extra: dict = field(default_factory=dict)  # engine-specific facts (n_ctx, plan rung...) for callers

@@ -126,6 +126,7 @@ class ChatEngine:
                 return False
             llm.eval(tokens[start:min(start + self.batch, want)])
         if self.store and want > 0 and self.store.worth_saving(want, best.common if best else 0):
+            llm._ctx.kv_cache_seq_rm(-1, want, -1)   # cells of an earlier answer must not go to disk
             try:
                 self.store.save(llm._ctx.ctx, tokens[:want])
             except OSError as exc:  # a full disk must not fail the answer

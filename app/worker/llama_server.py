@@ -26,7 +26,10 @@ PREFIX = "pagewise-worker:"
 
 
 def log(msg: str) -> None:
-    print(f"{PREFIX} {msg}", flush=True)
+    try:
+        print(f"{PREFIX} {msg}", flush=True)
+    except OSError:          # the supervisor's end of the pipe is gone; answering matters more
+        pass
 
 
 class Metrics:
@@ -215,6 +218,22 @@ class WorkerServer(ThreadingHTTPServer):
         self.lock, self.metrics = threading.Lock(), Metrics()
 
 
+def exit_with_parent() -> None:
+    """The supervisor starts us in our own session (so it can kill our group); that also means
+    nothing kills us if the app itself is killed. Watch the parent and leave with it."""
+    parent = int(os.environ.get("PAGEWISE_PARENT_PID") or 0)
+    if not parent or os.getppid() != parent:
+        return
+
+    def watch():
+        while os.getppid() == parent:        # reparented (to init or a subreaper) = parent died
+            time.sleep(1.0)
+        log("the app that started this worker is gone: exiting")
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def physical_cores() -> int:
     try:
         import psutil
@@ -261,6 +280,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     if not args.api_key:
         ap.error("--api-key (or PAGEWISE_WORKER_KEY) is required")
+    exit_with_parent()
     llm = load(args)
     from app.worker.kv_store import KvStore, model_key
     from app.worker.llama_chat import ChatEngine

@@ -108,7 +108,9 @@ class Supervisor:
 
     # --- start-up -----------------------------------------------------------------------------
     def _spawn(self) -> None:
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", **{k: str(v) for k, v in self.spec.env.items()}}
+        # PAGEWISE_PARENT_PID: our own worker exits when we die, even by SIGKILL (it has its own session).
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "PAGEWISE_PARENT_PID": str(os.getpid()),
+               **{k: str(v) for k, v in self.spec.env.items()}}
         kwargs: dict = {}
         if os.name == "posix":
             kwargs["start_new_session"] = True          # own process group: stop() kills helpers too
@@ -177,10 +179,24 @@ class Supervisor:
 
     # --- running / stopping -------------------------------------------------------------------
     def _watch_exit(self) -> None:
-        proc = self._proc
-        code = proc.wait() if proc else None
-        if not self._stopping and proc is self._proc:
-            self._set(WorkerStatus.DEAD, f"engine exited with code {code}")
+        """After READY: notice the child's death at once, and a hung child by its health probe."""
+        proc, misses = self._proc, 0
+        interval = self.spec.watch_interval_s or None
+        url = self.spec.root_url + self.spec.health_path
+        while proc is not None and proc is self._proc:
+            try:
+                code = proc.wait(timeout=interval)
+            except subprocess.TimeoutExpired:
+                ok = probe(url, timeout_s=min(2.0, max(interval, 0.5)), api_key=self.spec.api_key) == 200
+                misses = 0 if ok else misses + 1
+                if misses == 3 and not self._stopping:
+                    self._set(WorkerStatus.NOT_RESPONDING, "the engine stopped answering its health check")
+                elif misses == 0 and self.status == WorkerStatus.NOT_RESPONDING:
+                    self._set(WorkerStatus.READY, "the engine answers again")
+                continue
+            if not self._stopping:
+                self._set(WorkerStatus.DEAD, f"engine exited with code {code}")
+            return
 
     def _kill(self, grace_s: float = 5.0) -> None:
         proc = self._proc

@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -209,3 +212,45 @@ def test_failed_restarts_count_against_the_limit():
     assert wait_for(lambda: gave_up, 15)
     assert "out of memory" in gave_up[0] and worker.policy.restarts == 3
     worker.stop()
+
+
+def test_a_frozen_worker_is_not_responding_until_it_answers_again():
+    rec = Recorder()
+    sup = Supervisor(fake_spec(watch_interval_s=0.3), on_status=rec)
+    sup.start()
+    try:
+        os.kill(sup.pid, signal.SIGSTOP)                      # alive but silent
+        assert wait_for(lambda: sup.status == WorkerStatus.NOT_RESPONDING, 10)
+        os.kill(sup.pid, signal.SIGCONT)
+        assert wait_for(lambda: sup.status == WorkerStatus.READY, 10)
+        assert rec.seen[-2:] == [WorkerStatus.NOT_RESPONDING, WorkerStatus.READY]
+    finally:
+        os.kill(sup.pid, signal.SIGCONT)
+        sup.stop()
+
+
+@pytest.mark.slow
+def test_worker_exits_when_the_app_is_killed(tmp_path):
+    """The worker runs in its own session, so it must notice its parent's SIGKILL by itself."""
+    script = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from tests.worker.test_supervisor import real_spec\n"
+        "from app.worker.supervisor import Supervisor\n"
+        f"sup = Supervisor(real_spec(Path({str(tmp_path)!r})))\n"
+        "sup.start()\n"
+        "print(sup.pid, flush=True)\n"
+        "time.sleep(600)\n")
+    app = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                           cwd=Path(__file__).resolve().parents[2])
+    worker_pid = int(app.stdout.readline())
+    os.kill(worker_pid, 0)                                    # the worker runs
+    app.kill()
+    app.wait()
+
+    def gone():                                               # exited (a zombie counts: init reaps it)
+        try:
+            return Path(f"/proc/{worker_pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
+        except FileNotFoundError:
+            return True
+    assert wait_for(gone, 10), "orphaned worker still running"
