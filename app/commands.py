@@ -83,8 +83,13 @@ def _json(data) -> str:
 
 
 def _status_printer():
+    last = []
+
     def show(state: str, detail: str) -> None:
-        print(f"[{state}] {detail}", file=sys.stderr, flush=True)
+        line = f"[{state}] {detail}"
+        if not last or last[-1] != line:      # supervisor and runtime may report the same step
+            print(line, file=sys.stderr, flush=True)
+            last[:] = [line]
     return show
 
 
