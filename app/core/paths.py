@@ -4,8 +4,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import platformdirs
-
 APP = "Pagewise"
 
 
@@ -13,6 +11,8 @@ def _root(kind: str) -> Path:
     home = os.environ.get("PAGEWISE_HOME")
     if home:
         return Path(home) / kind
+    import platformdirs   # here, not at the top: the GPU benchmark imports the planner without it
+
     dirs = platformdirs.PlatformDirs(APP, appauthor=False)
     return Path({"config": dirs.user_config_dir, "data": dirs.user_data_dir,
                  "cache": dirs.user_cache_dir, "logs": dirs.user_log_dir}[kind])

@@ -169,6 +169,7 @@ def server_args(plan: Plan, model_path: Path, served_name: str, host: str, port:
         args += ["--tensor-parallel-size", str(plan.tensor_parallel)]
     if plan.enforce_eager:
         args.append("--enforce-eager")
+    args += ["--max-num-seqs", str(MAX_NUM_SEQS), "--max-num-batched-tokens", str(MAX_BATCHED_TOKENS)]
     args.append("--enable-prefix-caching" if plan.enable_prefix_caching else "--no-enable-prefix-caching")
     if plan.enable_chunked_prefill:
         args.append("--enable-chunked-prefill")
@@ -177,13 +178,41 @@ def server_args(plan: Plan, model_path: Path, served_name: str, host: str, port:
     return args
 
 
+# One desktop user: a few sequences at a time. vLLM's own defaults size the batch for a server
+# (on cards ≥ 70 GiB: 8192 batched tokens, 1024 sequences), which costs activation memory the
+# plan does not budget for (measured on the H200: the 24 GB plan used 24,699 MiB with them,
+# 23,222 MiB with these; docs/gpu-results.md).
+MAX_NUM_SEQS = 16
+MAX_BATCHED_TOKENS = 2048
+
+
+def install_key() -> str:
+    """A random API key per install, kept 0600 in the config dir. Not per launch: vLLM hashes
+    every VLLM_* variable into its compile-cache key, so a new key each start meant a ~20 s
+    torch.compile on every start and one more cache folder each time (seen on the H200)."""
+    from app.core import paths
+
+    path = paths.config_dir() / "vllm-api-key"
+    try:
+        key = path.read_text(encoding="utf-8").strip()
+        if len(key) >= 32:
+            return key
+    except OSError:
+        pass
+    key = random_key()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(key)
+    return key
+
+
 def launch_spec(plan: Plan, model_path: Path, served_name: str, *, host: str = "127.0.0.1",
                 env: dict | None = None, extra_args: tuple[str, ...] = (), entry: list[str] | None = None,
                 quantization: str | None = None, ready_timeout_s: float = 900,
                 stall_timeout_s: float = 300) -> LaunchSpec:
-    """A fresh port and key per launch; the key travels as VLLM_API_KEY (argv shows in `ps`).
+    """A fresh port per launch and the install's key, passed as VLLM_API_KEY (argv shows in `ps`).
     `entry` replaces `python -m vllm.entrypoints.openai.api_server` (tests use a fake server)."""
-    port, key = free_port(host), random_key()
+    port, key = free_port(host), install_key()
     argv = list(entry or [python(), "-m", SERVER_MODULE])
     argv += server_args(plan, Path(model_path), served_name, host, port, quantization) + list(extra_args)
     child_env = {**DEFAULT_ENV, "VLLM_API_KEY": key}
