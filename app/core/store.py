@@ -59,6 +59,15 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (exchange_id, doc_id)
     ) WITHOUT ROWID;
     """,
+    # v2: optional dense vectors (app.core.dense), one per chunk and model.
+    """
+    CREATE TABLE chunk_vectors (
+        chunk_id    INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+        model       TEXT NOT NULL,
+        vec         BLOB NOT NULL,          -- float16, L2-normalised
+        PRIMARY KEY (chunk_id, model)
+    ) WITHOUT ROWID;
+    """,
 ]
 
 
