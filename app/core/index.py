@@ -19,9 +19,9 @@ from app.core.textnorm import normalize
 
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
 _WORD = re.compile(r"[^\W_]+")
-# Column weights for bm25(): body, section labels, headings/defined terms, document title.
-# Headings (clause titles, chapter names, defined terms) are stored but not scored:
-# boosting them (weights 0.5-4) lowered recall@1 on dev.jsonl (EN 0.73 → 0.66-0.68).
+# Column weights for bm25(): body, section labels, headings, document title.
+# Headings (clause titles, chapter names; also tried: defined terms) are stored but not
+# scored: boosting them (weights 0.5-4) lowered recall@1 on dev.jsonl (EN 0.73 → 0.66-0.68).
 WEIGHTS = (1.0, 6.0, 0.0, 1.0)
 
 
@@ -39,21 +39,10 @@ def section_token(key: str) -> str:
     return "sec" + key.replace(".", "d")
 
 
-_DEFINED = re.compile(r'"([^"]{2,60})"\s*(?:means|shall mean|has the meaning|refers to|includes)'
-                      r'|"([^"]{1,20})"\s*[,，]?\s*是指|所称([^\s,，。"]{1,20})[,，]\s*是指', re.I)
-
-
-def defined_terms(text: str) -> list[str]:
-    """Terms a chunk defines ('"Enhanced Cap" means …', '"去标识化"，是指 …')."""
-    return [next(g for g in m.groups() if g) for m in _DEFINED.finditer(normalize(text))]
-
-
 def add_piece(con: sqlite3.Connection, chunk_id: int, piece: Piece, title: str) -> None:
-    heading = " ".join([piece.heading] + defined_terms(piece.chunk.text))
     con.execute("INSERT INTO chunk_fts(rowid, body, section, heading, title) VALUES (?,?,?,?,?)",
                 (chunk_id, index_text(piece.chunk.text),
-                 " ".join(section_token(k) for k in piece.keys), index_text(heading),
-                 index_text(title)))
+                 " ".join(section_token(k) for k in piece.keys), index_text(piece.heading), title))
 
 
 # --- questions -------------------------------------------------------------------

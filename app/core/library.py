@@ -62,7 +62,7 @@ class Library:
             con.executemany("INSERT INTO pages VALUES (?,?,?,?,?,?)",
                             [(doc_id, p.number, p.text, p.width, p.height,
                               int(p.number in searchable)) for p in r.pages])
-            doc_title = f"{r.title} {r.raw.path.stem.replace('-', ' ')}"
+            doc_title = index.index_text(f"{r.title} {r.raw.path.stem.replace('-', ' ')}")
             for piece in r.pieces:
                 c = piece.chunk
                 chunk_id = con.execute(

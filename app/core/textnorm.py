@@ -15,14 +15,17 @@ CJK_CLASS = (r"\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u312f\u3190-\u31ff
 _CJK = f"[{CJK_CLASS}]"
 IDEOGRAPH_CLASS = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 
-_QUOTES = str.maketrans({
+_MAP = {
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "\u00b4": "'",
     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
     "\u00ab": '"', "\u00bb": '"',
     "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-",
     "\u2015": "-", "\u2212": "-", "\ufe58": "-", "\ufe63": "-", "\uff0d": "-",
-    "\u00ad": None, "\u200b": None, "\u200c": None, "\u200d": None, "\ufeff": None,
-})
+    "\u00ad": "", "\u200b": "", "\u200c": "", "\u200d": "", "\ufeff": "",
+}
+# A regex over the few characters to map is much faster than str.translate, which
+# looks up every character of the page in a dict.
+_QUOTES = re.compile("[" + "".join(_MAP) + "]")
 # A hyphen at a line end between two lower-case letters is a word broken by the
 # typesetter ("liabil-\nity"); upper-case compounds ("NON-\nINFRINGEMENT") keep it.
 _SOFT_BREAK = re.compile(r"(?<=[a-z\u00df-\u00ff])-[ \t]*\n\s*(?=[a-z\u00df-\u00ff])")
@@ -35,13 +38,17 @@ def normalize(text: str) -> str:
     """Canonical form for matching: NFKC, plain quotes/dashes, joined hyphenation,
     single spaces, no spaces touching CJK, casefolded."""
     text = _SOFT_BREAK.sub("", text)
-    text = _SPACE.sub(" ", text.translate(_QUOTES))
+    text = _SPACE.sub(" ", _unify(text))
     text = _drop_cjk_spaces(text)
     # NFKC after the CJK step: it turns full-width punctuation (，：) into ASCII,
     # which would hide it from the CJK space rule.
-    text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
-    text = _drop_cjk_spaces(_SPACE.sub(" ", text))
+    if not unicodedata.is_normalized("NFKC", text):
+        text = _drop_cjk_spaces(_SPACE.sub(" ", _unify(unicodedata.normalize("NFKC", text))))
     return text.casefold().strip()
+
+
+def _unify(text: str) -> str:
+    return _QUOTES.sub(lambda m: _MAP[m.group()], text)
 
 
 def _drop_cjk_spaces(text: str) -> str:

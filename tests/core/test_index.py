@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from app.core.index import bigrams, defined_terms, index_text, parse_query
+from app.core.index import bigrams, index_text, parse_query
 
 
 def test_cjk_runs_become_bigrams_and_latin_stays_words():
@@ -27,11 +27,6 @@ def test_questions_drop_stopwords_and_question_particles():
     assert set(q.terms) == {"term", "agreement"}
     zh = parse_query("定金金额有没有法定上限？")
     assert "定金" in zh.terms and "法定" in zh.terms and "有没" not in zh.terms
-
-
-def test_defined_terms_are_found():
-    assert defined_terms('“Enhanced Cap” means the amount') == ["enhanced cap"]
-    assert "去标识化" in defined_terms("“去标识化”，是指个人信息经过处理")
 
 
 def _names(hits):

@@ -5,11 +5,12 @@ little overlap; tiny ones (a bare chapter heading) are merged into the next.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from app.core.documents.structure import Heading, heading_of, short_title
 from app.core.documents.types import Chunk
-from app.core.textnorm import cjk_share
+from app.core.textnorm import IDEOGRAPH_CLASS
 
 MIN_SIZE = 300      # below this a unit is merged with its neighbour
 MAX_SIZE = 1500     # above this a unit is split
@@ -17,9 +18,12 @@ OVERLAP = 200       # carried from one split piece into the next
 _RANK = {"编": 0, "分编": 1, "章": 2, "节": 3, "、": 2}
 
 
+_IDEOGRAPH = re.compile(f"[{IDEOGRAPH_CLASS}]")
+
+
 def size(text: str) -> int:
     """Length in 'Latin characters': one Chinese character carries about a word."""
-    return len(text) + int(2 * len(text) * cjk_share(text)) if text else 0
+    return len(text) if text.isascii() else len(text) + 2 * len(_IDEOGRAPH.findall(text))
 
 
 @dataclass
@@ -36,9 +40,14 @@ class _Unit:
     heads: list[Heading] = field(default_factory=list)
     context: str = ""
     lines: list[tuple[int, str]] = field(default_factory=list)
+    sizes: list[int] = field(default_factory=list)   # size(line) + 1, computed once
 
     def size(self) -> int:
-        return sum(size(l) + 1 for _, l in self.lines)
+        return sum(self.sizes)
+
+    def add(self, page: int, line: str) -> None:
+        self.lines.append((page, line))
+        self.sizes.append(size(line) + 1)
 
 
 def make_chunks(body: list[list[str]]) -> list[Piece]:
@@ -46,7 +55,7 @@ def make_chunks(body: list[list[str]]) -> list[Piece]:
     units = _merge_small(_units(body))
     pieces: list[Piece] = []
     for unit in units:
-        for lines in _split(unit.lines):
+        for lines in _split(unit):
             pieces.append(_piece(len(pieces), unit, lines))
     return pieces
 
@@ -67,7 +76,7 @@ def _units(body: list[list[str]]) -> list[_Unit]:
                 # "18.4." alone on its line: the title starts the next line.
                 head = unit.heads[-1]
                 unit.heads[-1] = _with_title(head, line)
-            unit.lines.append((page_no, line))
+            unit.add(page_no, line)
     return [u for u in units if u.lines]
 
 
@@ -82,7 +91,7 @@ def _merge_small(units: list[_Unit]) -> list[_Unit]:
     for unit in units:
         if carry:
             unit = _Unit(carry.heads + unit.heads, unit.context or carry.context,
-                         carry.lines + unit.lines)
+                         carry.lines + unit.lines, carry.sizes + unit.sizes)
             carry = None
         if unit.size() < MIN_SIZE:
             carry = unit
@@ -91,19 +100,21 @@ def _merge_small(units: list[_Unit]) -> list[_Unit]:
     if carry:
         if merged:
             last = merged[-1]
-            merged[-1] = _Unit(last.heads + carry.heads, last.context, last.lines + carry.lines)
+            merged[-1] = _Unit(last.heads + carry.heads, last.context, last.lines + carry.lines,
+                               last.sizes + carry.sizes)
         else:
             merged.append(carry)
     return merged
 
 
-def _split(lines: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
+def _split(unit: _Unit) -> list[list[tuple[int, str]]]:
     """Greedy windows of ≤ MAX_SIZE; prefer cutting before a sub-item; overlap a little."""
+    if unit.size() <= MAX_SIZE:
+        return [unit.lines]
     out, cur, cur_size = [], [], 0
-    for item in lines:
-        s = size(item[1]) + 1
-        sub = (h := heading_of(item[1])) is not None and h.level == 3
-        if cur and (cur_size + s > MAX_SIZE or (sub and cur_size > MAX_SIZE // 2)):
+    for item, s in zip(unit.lines, unit.sizes):
+        sub = cur_size > MAX_SIZE // 2 and (h := heading_of(item[1])) is not None and h.level == 3
+        if cur and (cur_size + s > MAX_SIZE or sub):
             out.append(cur)
             cur = _tail(cur)
             cur_size = sum(size(l) + 1 for _, l in cur)
