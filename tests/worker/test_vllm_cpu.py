@@ -30,9 +30,9 @@ CPU_ENV = {
     # the API server: on 2 cores ~18 tokens/s here, against ~7 with "0-1" and ~1 with "nobind".
     "VLLM_CPU_OMP_THREADS_BIND": "auto",
 }
+# No --dtype: "auto" takes float16 from the checkpoint's config. (Never float32: vLLM refuses
+# it with AWQ, "Supported dtypes: [torch.float16, torch.bfloat16]".)
 CPU_ARGS = (
-    # vLLM refuses float32 with AWQ ("Supported dtypes: [torch.float16, torch.bfloat16]").
-    "--dtype", "float16",
     # Compact JSON: with xgrammar's default "any whitespace" the 135M model pads the JSON
     # with blank lines (~3x the tokens). disable_any_whitespace needs the backend named.
     "--structured-outputs-config", '{"backend": "xgrammar", "disable_any_whitespace": true}',
@@ -63,6 +63,9 @@ def server(vllm_py, awq_smollm2, tmp_path_factory):
                 gpu_memory_utilization=None, max_model_len=2048, enforce_eager=True)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(engine.PYTHON_ENV, vllm_py)
+        # Module scope runs before the per-test PAGEWISE_HOME: the install key must not land
+        # in the real config folder.
+        mp.setenv("PAGEWISE_HOME", str(tmp_path_factory.mktemp("vllm-home")))
         spec = engine.launch_spec(plan, awq_smollm2, "smollm2-awq", env=CPU_ENV, extra_args=CPU_ARGS,
                                   ready_timeout_s=300, stall_timeout_s=120)
     sup = Supervisor(spec, log_path=tmp_path_factory.mktemp("vllm") / "vllm.log")
