@@ -108,6 +108,8 @@ class Library:
             try:
                 con.execute("DELETE FROM chunk_fts WHERE rowid IN "
                             "(SELECT id FROM chunks WHERE doc_id = ?)", (doc_id,))
+                con.execute("DELETE FROM exchanges WHERE id IN (SELECT exchange_id FROM "
+                            "exchange_docs WHERE doc_id = ?)", (doc_id,))
                 con.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
                 con.execute("COMMIT")
             except BaseException:

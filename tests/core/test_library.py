@@ -166,3 +166,18 @@ def test_dense_layer_answers_a_chinese_question_about_an_english_licence(corpus,
     assert seen[-1][0] == seen[-1][1] and lib.embed() == 0          # nothing left to do
     assert lib.search(q, doc_ids=[doc], k=1)[0].page == 2            # Section 3, patent licence
     lib.close()
+
+
+def test_remove_deletes_document_chunks_index_and_history(corpus, tmp_path):
+    db = tmp_path / "lib.sqlite"
+    lib = Library(db)
+    keep = lib.add(corpus / "licenses" / "apache-2.0.pdf").id
+    gone = lib.add(corpus / NDA).id
+    lib.add_exchange([gone], "q", "{}")
+    lib.add_exchange([keep], "q", "{}")
+    lib.remove(gone)
+    assert [d.id for d in lib.documents()] == [keep]
+    assert lib.exchanges([gone]) == [] and len(lib.exchanges([keep])) == 1
+    assert _counts(db) == (1, 4, len(lib.chunks(keep)), len(lib.chunks(keep)))
+    assert all(h.doc_id == keep for h in lib.search("confidential information license"))
+    lib.close()
