@@ -50,12 +50,17 @@ class Params:
     @classmethod
     def from_request(cls, body: dict) -> "Params":
         stop = body.get("stop") or []
-        return cls(max_tokens=int(body.get("max_tokens") or body.get("max_completion_tokens") or 512),
-                   temperature=float(body.get("temperature", 0.0) if body.get("temperature") is not None else 0.0),
-                   top_p=float(body.get("top_p") or 0.95), seed=body.get("seed"),
-                   stop=[stop] if isinstance(stop, str) else list(stop),
-                   schema=schema_of(body.get("response_format")),
-                   repeat_penalty=float(body.get("repeat_penalty") or 1.0))
+        temperature = body.get("temperature")       # absent → greedy: answers must be reproducible
+        schema = schema_of(body.get("response_format"))
+        try:
+            return cls(max_tokens=int(body.get("max_tokens") or body.get("max_completion_tokens") or 512),
+                       temperature=float(temperature) if temperature is not None else 0.0,
+                       top_p=float(body.get("top_p") or 0.95), seed=body.get("seed"),
+                       stop=[stop] if isinstance(stop, str) else list(stop),
+                       schema=schema,
+                       repeat_penalty=float(body.get("repeat_penalty") or 1.0))
+        except (TypeError, ValueError) as exc:
+            raise RequestError(f"invalid sampling parameter: {exc}") from None
 
 
 def schema_of(fmt: dict | None) -> dict | None:
@@ -75,9 +80,11 @@ def schema_of(fmt: dict | None) -> dict | None:
 class ChatEngine:
     """Owns the Llama instance; chat() calls are serialised by the caller's lock."""
 
-    def __init__(self, llm: llama_cpp.Llama, store: KvStore | None = None, batch: int | None = None):
-        self.llm, self.store = llm, store
-        self.batch = batch or llm.n_batch
+    def __init__(self, llm: llama_cpp.Llama, store: KvStore | None = None, batch: int = 128):
+        # Prompt evaluated in slices of `batch`: measured as fast as 512 on CPU, and a Stop or a
+        # closed connection is noticed 4× sooner; /metrics shows the progress between slices.
+        self.llm, self.store, self.batch = llm, store, batch
+        self.progress = (0, 0)            # (prompt tokens evaluated, to evaluate) of the running request
         self._format = _formatter(llm)
         self._eos = {llm.token_eos()}
         self._grammars: dict[str, LlamaGrammar] = {}
@@ -122,9 +129,11 @@ class ChatEngine:
         usage.cached_tokens = have
         llm.n_tokens = have                      # eval() first drops KV cells from n_tokens on
         for start in range(have, want, self.batch):
+            self.progress = (start - have, want - have)
             if cancelled():
                 return False
             llm.eval(tokens[start:min(start + self.batch, want)])
+        self.progress = (want - have, want - have)
         if self.store and want > 0 and self.store.worth_saving(want, best.common if best else 0):
             llm._ctx.kv_cache_seq_rm(-1, want, -1)   # cells of an earlier answer must not go to disk
             try:

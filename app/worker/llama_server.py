@@ -53,9 +53,12 @@ class Metrics:
             self.c["prompt_seconds_total"] += usage.prompt_s
             self.c["generation_seconds_total"] += usage.generate_s
 
-    def render(self, llm) -> str:
+    def render(self, engine) -> str:
+        llm = engine.llm
         with self.lock:
             values = {**self.c, "requests_running": self.running}
+        done, todo = engine.progress
+        values.update(prompt_progress_tokens=done, prompt_progress_total=todo)   # "reading: 45%"
         n_ctx = llm.n_ctx()
         values.update(n_ctx=n_ctx, kv_cache_used_cells=llm.n_tokens, kv_cache_usage_ratio=llm.n_tokens / n_ctx)
         lines = []
@@ -79,7 +82,7 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/health":
             return self._json(200, {"status": "ok"})
         if path == "/metrics":
-            return self._send(200, self.server.metrics.render(self.server.engine.llm).encode(),
+            return self._send(200, self.server.metrics.render(self.server.engine).encode(),
                               "text/plain; version=0.0.4")
         if path in ("/v1/models", "/models") and self._authorised():
             return self._json(200, {"object": "list", "data": [

@@ -90,8 +90,9 @@ class Supervisor:
         try:
             self._wait_ready()
         except StartError as exc:
-            self._set(WorkerStatus.FAILED, str(exc))
             self._kill()
+            if not self._stopping:                    # stop() during start-up already said STOPPED
+                self._set(WorkerStatus.FAILED, str(exc))
             raise
         self.started_at = time.monotonic()
         self._set(WorkerStatus.READY, self.spec.description or self.spec.engine)
@@ -103,7 +104,7 @@ class Supervisor:
         atexit.unregister(self.stop)
         was_running = self._proc is not None
         self._kill(grace_s)
-        if was_running and self.status not in (WorkerStatus.FAILED, WorkerStatus.DEAD):
+        if was_running and self.status not in (WorkerStatus.FAILED, WorkerStatus.DEAD, WorkerStatus.STOPPED):
             self._set(WorkerStatus.STOPPED, "stopped")
 
     # --- start-up -----------------------------------------------------------------------------
@@ -156,6 +157,8 @@ class Supervisor:
         url = spec.root_url + spec.health_path
         while True:
             code = self._proc.poll()
+            if self._stopping:                        # stop() from another thread (app quits)
+                raise StartError(f"{spec.engine} start-up was cancelled")
             if code is not None:
                 self._reader.join(timeout=2)              # let the last lines arrive first
                 raise self._classified() or WorkerExited(code, self.tail())

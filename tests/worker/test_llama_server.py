@@ -123,6 +123,7 @@ def test_metrics_count_requests_and_kv_use(client):
     assert after["pagewise_requests_total"] == before["pagewise_requests_total"] + 1
     assert after["pagewise_generation_tokens_total"] > before["pagewise_generation_tokens_total"]
     assert 0 < after["pagewise_kv_cache_usage_ratio"] <= 1 and after["pagewise_n_ctx"] == 2048
+    assert after["pagewise_prompt_progress_tokens"] == after["pagewise_prompt_progress_total"]  # read it all
 
 
 def test_bad_requests_get_400_with_a_message(client, worker):

@@ -254,3 +254,15 @@ def test_worker_exits_when_the_app_is_killed(tmp_path):
         except FileNotFoundError:
             return True
     assert wait_for(gone, 10), "orphaned worker still running"
+
+
+def test_stop_during_start_up_cancels_it():
+    rec = Recorder()
+    sup = Supervisor(fake_spec("--progress-for", "20"), on_status=rec)
+    threading.Timer(1.0, sup.stop).start()
+    began = time.monotonic()
+    with pytest.raises(errors.StartError, match="cancelled"):
+        sup.start()
+    assert time.monotonic() - began < 5
+    assert sup.status == WorkerStatus.STOPPED and not sup.is_alive()
+    assert WorkerStatus.FAILED not in rec.seen
