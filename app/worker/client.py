@@ -101,6 +101,15 @@ class ChatClient:
             raise errors.ServerError(f"{self._host}: /metrics answered HTTP {status}")
         return parse_metrics(data.decode("utf-8", errors="replace"))
 
+    def count_tokens(self, messages: list[dict]) -> int:
+        """Exact prompt tokens after the chat template (our worker and vLLM serve /tokenize)."""
+        conn = self._connection(60)
+        try:
+            resp = self._send(conn, "POST", f"{self._root}/tokenize", {"model": self.model, "messages": messages})
+            return int(json.loads(resp.read())["count"])
+        finally:
+            conn.close()
+
     def models(self) -> list[str]:
         status, data = self._get(f"{self._prefix}/models", timeout_s=10)
         self._raise_for(status, data)

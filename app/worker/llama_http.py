@@ -85,7 +85,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         path = self.path.split("?")[0]
-        if path not in ("/v1/chat/completions", "/chat/completions"):
+        if path not in ("/v1/chat/completions", "/chat/completions", "/tokenize"):
             return self._error(404, f"no route {path}")
         if not self._authorised():
             return
@@ -95,6 +95,8 @@ class Handler(BaseHTTPRequestHandler):
         except (ValueError, KeyError, TypeError):
             return self._error(400, "the body must be JSON with a 'messages' list")
         from app.worker.llama_chat import Params, RequestError
+        if path == "/tokenize":
+            return self._tokenize(messages)
         try:
             params = Params.from_request(body)
             with self.server.lock:              # one generation at a time
@@ -148,6 +150,16 @@ class Handler(BaseHTTPRequestHandler):
         self._json(200, {**base, "object": "chat.completion", "usage": use, "choices": [
             {"index": 0, "message": {"role": "assistant", "content": "".join(parts)},
              "finish_reason": usage.finish_reason, "logprobs": None}]})
+
+    def _tokenize(self, messages) -> None:
+        """vLLM's /tokenize shape: exact prompt size for the caller's budget (no lock: read-only)."""
+        from app.worker.llama_chat import RequestError
+        try:
+            tokens, _ = self.server.engine.tokens_for(messages)
+        except RequestError as exc:
+            return self._error(400, str(exc))
+        self._json(200, {"count": len(tokens), "max_model_len": self.server.engine.llm.n_ctx(),
+                         "tokens": tokens})
 
     def _client_gone(self) -> bool:
         """True when the peer closed the connection (readable with zero bytes pending)."""

@@ -105,6 +105,14 @@ def test_json_schema_output_parses_with_the_right_keys(client, worker):
     assert set(json.loads(json.loads(data)["choices"][0]["message"]["content"])) == {"name", "age"}
 
 
+def test_tokenize_counts_the_prompt_exactly(client):
+    count = client.count_tokens(HELLO)
+    assert count == client.chat(HELLO, max_tokens=2).prompt_tokens
+    longer = client.count_tokens(HELLO + [{"role": "assistant", "content": "Blue."},
+                                          {"role": "user", "content": "Why?"}])
+    assert longer > count + 3
+
+
 def test_api_key_is_required_on_v1_but_not_on_health(worker):
     assert post(worker, "/v1/chat/completions", {"messages": HELLO}, key=None)[0] == 401
     assert post(worker, "/v1/chat/completions", {"messages": HELLO}, key="wrong")[0] == 401
