@@ -76,6 +76,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--n-gpu-layers", type=int, default=0)
     ap.add_argument("--threads", type=int, default=physical_cores())
     ap.add_argument("--kv-dir", default=None, help="KV state cache (default: the app cache dir)")
+    ap.add_argument("--kv-max-gb", type=float, default=2.0, help="disk budget of the KV state cache (LRU)")
     ap.add_argument("--no-kv-store", action="store_true")
     ap.add_argument("--model-name", default=None)
     args = ap.parse_args(argv)
@@ -88,7 +89,8 @@ def main(argv: list[str] | None = None) -> None:
     store = None
     if not args.no_kv_store:
         from app.core import paths
-        store = KvStore(Path(args.kv_dir) if args.kv_dir else paths.kv_cache_dir(), model_key(Path(args.model)))
+        store = KvStore(Path(args.kv_dir) if args.kv_dir else paths.kv_cache_dir(), model_key(Path(args.model)),
+                        max_bytes=int(args.kv_max_gb * 1024**3))
     engine = ChatEngine(llm, store)
     try:
         server = WorkerServer((args.host, args.port), engine, args.api_key,

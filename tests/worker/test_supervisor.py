@@ -118,6 +118,19 @@ def test_missing_and_invalid_model_files_are_classified(tmp_path):
     assert sup.status == WorkerStatus.FAILED and not sup.is_alive()
 
 
+@pytest.mark.slow
+def test_port_taken_is_port_in_use(tmp_path):
+    import socket
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        spec = real_spec(tmp_path)
+        spec.argv[spec.argv.index("--port") + 1] = str(taken.getsockname()[1])
+        spec.health_path = "/nothing-here"          # the taken port must not look ready
+        with pytest.raises(errors.PortInUse, match="could not listen"):
+            Supervisor(spec).start()
+
+
 # --- faults injected with the fake server -------------------------------------------------------
 
 def test_oom_line_at_start_becomes_out_of_memory():

@@ -48,7 +48,7 @@ def classify(lines: list[str]) -> errors.StartError | None:
 
 def launch_spec(model_path: Path, n_ctx: int, n_gpu_layers: int = 0, threads: int | None = None,
                 kv_dir: Path | None = None, model_name: str = "local", host: str = "127.0.0.1",
-                kv_store: bool = True, ready_timeout_s: float = 300, stall_timeout_s: float = 60) -> LaunchSpec:
+                kv_store: bool = True, kv_max_gb: float | None = None, ready_timeout_s: float = 300, stall_timeout_s: float = 60) -> LaunchSpec:
     """A fresh port and key per launch. The key travels in the environment, not argv (`ps` shows argv)."""
     port, key = free_port(host), random_key()
     argv = [sys.executable, "-m", "app.worker.llama_server", "--model", str(Path(model_path).resolve()), "--host", host,
@@ -58,6 +58,8 @@ def launch_spec(model_path: Path, n_ctx: int, n_gpu_layers: int = 0, threads: in
         argv += ["--threads", str(threads)]
     if kv_dir:
         argv += ["--kv-dir", str(Path(kv_dir).resolve())]
+    if kv_max_gb is not None:
+        argv += ["--kv-max-gb", str(kv_max_gb)]
     if not kv_store:
         argv += ["--no-kv-store"]
     where = "CPU" if n_gpu_layers == 0 else f"{n_gpu_layers} layers on GPU"
