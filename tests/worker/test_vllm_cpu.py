@@ -33,8 +33,8 @@ CPU_ENV = {
 # No --dtype: "auto" takes float16 from the checkpoint's config. (Never float32: vLLM refuses
 # it with AWQ, "Supported dtypes: [torch.float16, torch.bfloat16]".)
 CPU_ARGS = (
-    # Compact JSON: with xgrammar's default "any whitespace" the 135M model pads the JSON
-    # with blank lines (~3x the tokens). disable_any_whitespace needs the backend named.
+    # Compact JSON: with xgrammar's default "any whitespace" the 135M model put blank lines
+    # between every JSON token (slower). disable_any_whitespace needs the backend named.
     "--structured-outputs-config", '{"backend": "xgrammar", "disable_any_whitespace": true}',
 )
 
