@@ -68,6 +68,9 @@ def build_awq_smollm2(python: str) -> Path:
 @pytest.fixture(scope="session")
 def vllm_py() -> str:
     py = vllm_python()
+    if py is None and (os.environ.get("CI") or os.environ.get("PAGEWISE_VLLM_PYTHON")):
+        # ./run-tests and CI set vLLM up: its absence there is a failure, not a skip
+        pytest.fail("vLLM should be set up here but no Python can import it (scripts/setup_vllm_cpu.sh)")
     if py is None:
         pytest.skip("no Python with vLLM: run scripts/setup_vllm_cpu.sh (or set PAGEWISE_VLLM_PYTHON)")
     return py

@@ -62,8 +62,9 @@ class EngineMissing(errors.StartError):
 _KV_EST = re.compile(r"estimated maximum model length is (\d+)")
 _KV_OLD = re.compile(r"maximum number of tokens that can be stored in KV cache \((\d+)\)")
 _KV_NEED = re.compile(r"To serve at least one request with the models?'s max seq len")
-_FREE = re.compile(r"Free memory on device(?: \S+)? \(([\d.]+)/([\d.]+) GiB\) on startup is less than "
-                   r"desired GPU memory utilization")
+_FREE = re.compile(r"(?:Free memory on device(?: \S+)?|Available memory on node \S+) \(([\d.]+)/([\d.]+) GiB\) "
+                   r"on startup is less than desired (?:GPU|CPU) memory utilization")
+_VALUE = re.compile(r"Value error, (.+)")          # pydantic config checks, e.g. float32 with AWQ
 _NO_CACHE = re.compile(r"No available memory for the cache blocks")
 _OOM = re.compile(r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|"
                   r"Cannot allocate memory|std::bad_alloc", re.I)
@@ -114,6 +115,8 @@ def classify(lines: list[str]) -> errors.StartError | None:
         return errors.ModelLoadFailed(f"vLLM cannot load the model: {_last(lines, _ARCH)}")
     if _PORT.search(text):
         return errors.PortInUse(f"vLLM could not listen: {_last(lines, _PORT)}")
+    if m := _VALUE.search(text):
+        return errors.ModelLoadFailed(f"vLLM rejected the settings: {m.group(1).strip()[:300]}")
     if _NO_VLLM.search(text):
         return EngineMissing("vLLM is not installed (pip install 'pagewise[gpu]', "
                              f"or set {PYTHON_ENV} to a Python that has it)")
