@@ -89,3 +89,13 @@ def test_whole_corpus_indexes_in_a_few_seconds(corpus, tmp_path):
     seconds = time.perf_counter() - start
     print(f"\nindexed {pages} pages in {seconds:.2f} s")
     assert pages == 212 and seconds < 10
+
+
+def test_dense_weight_follows_the_languages():
+    from app.core import ranking
+    assert ranking.question_lang("定金的数额有上限吗？") == "zh"
+    assert ranking.question_lang("Is there a cap on the deposit?") == "en"
+    assert ranking.dense_weight("en", {"zh"}) == ranking.CROSS      # only vectors can match
+    assert ranking.dense_weight("zh", {"en"}) == ranking.CROSS
+    assert ranking.dense_weight("en", {"en"}) < ranking.dense_weight("zh", {"zh"})
+    assert ranking.dense_weight("en", {"mixed"}) == ranking.SAME_EN
