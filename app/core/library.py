@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 import time
 from dataclasses import dataclass
@@ -44,9 +45,14 @@ class Library:
         result = ingest(raw, password, progress)   # slow part: outside the write lock
         with self._lock:
             known = self._find(raw.sha256)         # another thread may have won the race
-            if known is not None:
-                return self._reopened(known, str(raw.path))
-            return self.get(self._write(result))
+            if known is None:
+                try:
+                    return self.get(self._write(result))
+                except sqlite3.IntegrityError:     # ... or another process (UNIQUE sha256)
+                    known = self._find(raw.sha256)
+                    if known is None:
+                        raise
+            return self._reopened(known, str(raw.path))
 
     def _write(self, r: Ingested) -> int:
         """Everything for one document in one transaction: all of it or nothing."""

@@ -181,3 +181,20 @@ def test_remove_deletes_document_chunks_index_and_history(corpus, tmp_path):
     assert _counts(db) == (1, 4, len(lib.chunks(keep)), len(lib.chunks(keep)))
     assert all(h.doc_id == keep for h in lib.search("confidential information license"))
     lib.close()
+
+
+def test_two_processes_adding_the_same_file_end_with_one_document(corpus, tmp_path, monkeypatch):
+    from app.core import library as library_module
+    db = tmp_path / "lib.sqlite"
+    first, second = Library(db), Library(db)        # two connections, as two processes have
+    real = library_module.ingest
+
+    def racing(raw, password, progress):             # the other process finishes first
+        first.add(raw.path)
+        return real(raw, password, progress)
+
+    monkeypatch.setattr(library_module, "ingest", racing)
+    info = second.add(corpus / NDA)
+    assert [d.id for d in first.documents()] == [info.id] and _counts(db)[0] == 1
+    first.close()
+    second.close()
