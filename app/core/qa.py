@@ -136,19 +136,42 @@ def is_not_stated(text: str, citations: list[Citation]) -> bool:
     return said or (not text.strip() and not citations)
 
 
+def count_tokens(client, msgs: list[dict]) -> int:
+    """Exact prompt size from the engine's /tokenize when it has one, else an estimate."""
+    try:
+        return int(client.count_tokens(msgs))
+    except Exception:  # remote endpoints may lack /tokenize
+        return sum(estimate_tokens(m["content"]) for m in msgs) + 16
+
+
+def _retrieval_messages(library, refs, question, client, room: int) -> list[dict]:
+    """Retrieved pages under the budget; shrink until the exact count fits (CJK costs vary)."""
+    budget = room - estimate_tokens(prompts.template("system") + question) - 64
+    for _ in range(6):
+        msgs = prompts.messages(retrieval_context(library, refs, question, budget), question, whole=False)
+        used = count_tokens(client, msgs)
+        if used <= room:
+            return msgs
+        budget = int(budget * room / used) - 64
+    return msgs
+
+
 def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context_tokens: int,
         on_delta: Callable[[str], None] | None = None, cancel: threading.Event | None = None,
         mode: str = "auto", prefill_tps: float | None = None, cached: bool = False) -> Answer:
     if not question.strip():
         raise ValueError("the question is empty")
-    budget = context_tokens - ANSWER_TOKENS - estimate_tokens(prompts.template("system") + question) - 64
-    whole = whole_context(library, refs) if mode != "retrieval" else ""
-    if mode == "auto":
-        mode = choose_mode(estimate_tokens(whole), budget, prefill_tps, cached)
-    if mode == "whole-document" and estimate_tokens(whole) > budget:
-        mode = "retrieval"
-    context = whole if mode == "whole-document" else retrieval_context(library, refs, question, budget)
-    msgs = prompts.messages(context, question, whole=(mode == "whole-document"))
+    room = context_tokens - ANSWER_TOKENS          # prompt tokens the context can take
+    msgs = None
+    if mode != "retrieval":
+        msgs = prompts.messages(whole_context(library, refs), question, whole=True)
+        tokens = count_tokens(client, msgs)
+        if mode == "auto":
+            mode = choose_mode(tokens, room, prefill_tps, cached)
+        elif tokens > room:
+            mode = "retrieval"
+    if mode == "retrieval":
+        msgs = _retrieval_messages(library, refs, question, client, room)
     start = time.perf_counter()
     result = client.chat(msgs, json_schema=prompts.ANSWER_SCHEMA, max_tokens=ANSWER_TOKENS,
                          on_delta=on_delta, cancel=cancel)

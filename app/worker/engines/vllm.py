@@ -172,7 +172,8 @@ def server_args(plan: Plan, model_path: Path, served_name: str, host: str, port:
         args += ["--tensor-parallel-size", str(plan.tensor_parallel)]
     if plan.enforce_eager:
         args.append("--enforce-eager")
-    args += ["--max-num-seqs", str(MAX_NUM_SEQS), "--max-num-batched-tokens", str(MAX_BATCHED_TOKENS)]
+    args += ["--max-num-seqs", str(MAX_NUM_SEQS), "--max-num-batched-tokens", str(MAX_BATCHED_TOKENS),
+             "--enable-prompt-tokens-details"]    # usage reports cached_tokens, as our worker does
     args.append("--enable-prefix-caching" if plan.enable_prefix_caching else "--no-enable-prefix-caching")
     if plan.enable_chunked_prefill:
         args.append("--enable-chunked-prefill")
