@@ -15,6 +15,7 @@ def run_gui(files: list[str], screenshot: str | None = None, question: str | Non
     """
     if screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QCoreApplication, QEvent
     from PySide6.QtWidgets import QApplication
 
     from app.qt import errors, theme, workers
@@ -43,5 +44,9 @@ def run_gui(files: list[str], screenshot: str | None = None, question: str | Non
         code = app.exec()
     finally:
         errors.uninstall_hooks()
-        workers.wait_all(3000)
+        workers.wait_all(15000)   # lets a half-started engine be stopped
+        # Delete widgets while Qt is still whole, not during interpreter shutdown.
+        window.deleteLater()
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+        app.processEvents()
     return code

@@ -14,7 +14,7 @@ from PySide6.QtGui import QKeySequence, QShortcut, QTextDocument
 from PySide6.QtWidgets import (QHBoxLayout, QPlainTextEdit, QPushButton, QTextBrowser,
                                QVBoxLayout, QWidget, QLabel)
 
-from app.qt.streaming import partial_answer
+from app.qt.streaming import partial_answer, readable_answer
 
 
 @dataclass
@@ -140,6 +140,9 @@ class ChatPanel(QWidget):
             self._render_timer.start()
 
     def finish(self, text: str, citations: list, meta: str) -> None:
+        text, cut = readable_answer(text)
+        if cut:
+            meta = f"{meta} · answer cut off" if meta else "answer cut off"
         entry = self.entries[-1]
         entry.text, entry.citations, entry.meta, entry.state = text, list(citations), meta, "done"
         self._sync_buttons()

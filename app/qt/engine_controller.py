@@ -3,6 +3,7 @@ ask questions with streaming and Stop, stop it on exit."""
 from __future__ import annotations
 
 import logging
+import threading
 
 from PySide6.QtCore import QObject, Signal
 
@@ -21,8 +22,11 @@ def plan_summary(plan) -> tuple[str, list[str]]:
     return line, list(getattr(plan, "reasons", ()) or ())
 
 
-def _start(ctx, runtime) -> object:
+def _start(ctx, runtime, closing: threading.Event) -> object:
     runtime.start()
+    if closing.is_set():     # the window closed while the engine was loading: do not leave it running
+        runtime.stop()
+        raise RuntimeError("the window closed while the engine was starting")
     return runtime.plan
 
 
@@ -51,6 +55,7 @@ class EngineController(QObject):
         self.plan = None
         self.state = "stopped"
         self._ask_job = None
+        self._closing = threading.Event()
 
     def start(self) -> None:
         """Start the engine in the background (probe → plan → launch)."""
@@ -61,17 +66,22 @@ class EngineController(QObject):
         factory = self._factory or (lambda on_status: EngineRuntime(on_status=on_status))
         self.runtime = factory(self._relay_status)
         self._relay_status("planning", "probing hardware and choosing a plan")
-        workers.run(_start, self.runtime, on_done=self._on_started, on_error=self._on_start_failed)
+        workers.run(_start, self.runtime, self._closing, on_done=self._on_started,
+                    on_error=self._on_start_failed)
 
     def _relay_status(self, state: str, detail: str) -> None:
         # Called from the engine's threads: a signal carries it to the UI thread.
         self.sig_state.emit(state, detail)
 
     def _on_started(self, plan) -> None:
+        if self._closing.is_set():
+            return
         self.plan, self.state = plan, "ready"
         self.sig_ready.emit(plan)
 
     def _on_start_failed(self, exc: Exception) -> None:
+        if self._closing.is_set():
+            return
         log.error("engine failed to start: %s", exc)
         self.state = "failed"
         self.sig_state.emit("failed", str(exc))
@@ -101,6 +111,7 @@ class EngineController(QObject):
 
     def shutdown(self) -> None:
         """Stop generation and the engine process (called when the window closes)."""
+        self._closing.set()
         self.stop_answer()
         if self.runtime is not None:
             try:

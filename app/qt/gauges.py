@@ -39,6 +39,8 @@ class MemoryGauge(QWidget):
                     kv_fraction: float | None = None, tooltip: str = "") -> None:
         self.used, self.total, self.kv_bytes, self.kv_fraction = used, total, kv_bytes, kv_fraction
         self.setToolTip(tooltip or self.text())
+        self.setMinimumWidth(self.sizeHint().width())   # the text grows (KV share): never clip it
+        self.updateGeometry()
         self.update()
 
     def share(self) -> float:

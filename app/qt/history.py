@@ -6,6 +6,7 @@ from pathlib import Path
 
 from app.core.citations import Citation
 from app.qt.chat_panel import Entry
+from app.qt.streaming import readable_answer
 
 
 def answer_json(answer) -> str:
@@ -57,6 +58,7 @@ def entries(exchanges: list, docs: list) -> list[Entry]:
             result.append(Entry(ex.question, meta="(stored answer unreadable)", state="failed"))
             continue
         mode = data.get("mode", "")
-        result.append(Entry(ex.question, str(data.get("answer", "")), citations_from(data, docs),
-                            meta=f"{mode} · earlier session" if mode else "earlier session", state="done"))
+        text, cut = readable_answer(str(data.get("answer", "")))
+        meta = " · ".join(p for p in (mode, "answer cut off" if cut else "", "earlier session") if p)
+        result.append(Entry(ex.question, text, citations_from(data, docs), meta=meta, state="done"))
     return result

@@ -178,12 +178,12 @@ class MainWindow(QMainWindow):
 
     # -- asking ---------------------------------------------------------------
     def _sync_chat(self) -> None:
-        if self._pending:
+        if self.engine.state == "failed":
+            self.chat.set_ready(False, "The engine failed to start (see the status bar).")
+        elif self._pending:
             self.chat.set_ready(False, "Reading the document…")
         elif not self.doc_infos():
             self.chat.set_ready(False, "Open a PDF to ask questions about it.")
-        elif self.engine.state == "failed":
-            self.chat.set_ready(False, "The engine failed to start (see the status bar).")
         elif not self.engine.ready():
             self.chat.set_ready(False, "The engine is starting…")
         else:
@@ -313,5 +313,5 @@ class MainWindow(QMainWindow):
         self.poller.stop()
         self.engine.shutdown()
         for pane in (self.pane_a, self.pane_b):
-            pane.close_document()
+            pane.close_document(wait_s=2.0)
         super().closeEvent(event)

@@ -122,7 +122,9 @@ class PdfPane(QWidget):
             self._renderer = None
             self.sig_failed.emit(renderer.path, exc)
 
-    def close_document(self) -> None:
+    def close_document(self, wait_s: float = 0.0) -> None:
+        if self._renderer:
+            self._renderer.close(wait_s)
         self.view.clear()
         self._renderer, self.path = None, None
         self.title.setText("No document")

@@ -92,10 +92,13 @@ class PageRenderer(QObject):
             self._calls.append(fn)
             self._cond.notify()
 
-    def close(self) -> None:
+    def close(self, wait_s: float = 0.0) -> None:
+        """Stop the thread; with wait_s, wait for it (at exit, so no late signal outlives Qt)."""
         with self._cond:
             self._stop = True
             self._cond.notify()
+        if wait_s and self._thread.is_alive():
+            self._thread.join(wait_s)
 
     def _loop(self) -> None:
         try:

@@ -20,6 +20,14 @@ def partial_answer(raw: str) -> str:
     return _decode_string(text, match.end()) if match else ""
 
 
+def readable_answer(text: str) -> tuple[str, bool]:
+    """A final answer as people should read it, and whether it was cut off: a reply that is
+    still JSON is one the model did not finish (it ran out of tokens)."""
+    if not text.lstrip().startswith("{"):
+        return text, False
+    return partial_answer(text).strip() + " …", True
+
+
 def _decode_string(text: str, i: int) -> str:
     out: list[str] = []
     while i < len(text):

@@ -96,3 +96,11 @@ def test_chinese_text_is_laid_out(qtbot, chat):
     assert text in chat.transcript.toPlainText()
     families = QFontDatabase.families(QFontDatabase.WritingSystem.SimplifiedChinese)
     assert families, "no font for Simplified Chinese: install fonts-noto-cjk"
+
+
+def test_unfinished_json_answer_is_shown_as_words(qtbot, chat):
+    chat.begin("How long?")
+    chat.finish('{ "answer": "The NDA lasts for 12 months from the', [], "whole-document · 12.0 s")
+    text = chat.transcript.toPlainText()
+    assert "The NDA lasts for 12 months from the …" in text and "answer cut off" in text
+    assert '"answer"' not in text
