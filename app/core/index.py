@@ -11,11 +11,12 @@ import json
 import math
 import re
 import sqlite3
+import unicodedata
 from dataclasses import dataclass
 
 from app.core.documents.chunking import Piece
 from app.core.documents.structure import cn_to_int, roman_to_int
-from app.core.textnorm import normalize
+from app.core.textnorm import join_hyphenation, normalize
 
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
 _WORD = re.compile(r"[^\W_]+")
@@ -29,9 +30,19 @@ def bigrams(run: str) -> list[str]:
     return [run] if len(run) < 2 else [run[i:i + 2] for i in range(len(run) - 1)]
 
 
+_CJK_SPAN = re.compile(rf"{_CJK_RUN.pattern}(?:\s+{_CJK_RUN.pattern})*")  # CJK across line wraps
+_WS = re.compile(r"\s+")
+
+
 def index_text(text: str) -> str:
-    """Normalised text with every CJK run spelled as space-separated bigrams."""
-    return _CJK_RUN.sub(lambda m: " " + " ".join(bigrams(m.group())) + " ", normalize(text))
+    """Text as the FTS tokenizer should see it: ligatures expanded, hyphenation joined,
+    every CJK run (line wraps removed) spelled as space-separated bigrams. Lighter than
+    normalize(): case, quotes and spacing are the tokenizer's business, and this runs
+    over every chunk at ingestion. Yields the same tokens as normalize() would."""
+    text = join_hyphenation(text).replace("\u00ad", "")
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    return _CJK_SPAN.sub(lambda m: " " + " ".join(bigrams(_WS.sub("", m.group()))) + " ", text)
 
 
 def section_token(key: str) -> str:
@@ -39,10 +50,12 @@ def section_token(key: str) -> str:
     return "sec" + key.replace(".", "d")
 
 
-def add_piece(con: sqlite3.Connection, chunk_id: int, piece: Piece, title: str) -> None:
-    con.execute("INSERT INTO chunk_fts(rowid, body, section, heading, title) VALUES (?,?,?,?,?)",
-                (chunk_id, index_text(piece.chunk.text),
-                 " ".join(section_token(k) for k in piece.keys), index_text(piece.heading), title))
+def add_pieces(con: sqlite3.Connection, rows: list[tuple[int, Piece]], title: str) -> None:
+    """Index (chunk id, piece) pairs; `title` is the document title in index form."""
+    con.executemany(
+        "INSERT INTO chunk_fts(rowid, body, section, heading, title) VALUES (?,?,?,?,?)",
+        [(chunk_id, index_text(p.chunk.text), " ".join(section_token(k) for k in p.keys),
+          "", title) for chunk_id, p in rows])  # headings: unscored (see WEIGHTS), left empty
 
 
 # --- questions -------------------------------------------------------------------
@@ -158,7 +171,7 @@ def _best_page(text: str, spans: list[list[int]], weights: dict[str, float]) -> 
     best, best_score = spans[0][0], -1.0
     for i, (page, start) in enumerate(spans):
         stop = spans[i + 1][1] if i + 1 < len(spans) else len(text)
-        seg = index_text(text[start:stop])
+        seg = index_text(text[start:stop]).casefold()
         prefixes = {w[:5] for w in seg.split()}   # crude stemming: "payments" ~ "payment"
         score = sum(w for t, w in weights.items() if t[:5] in prefixes)
         if score > best_score:

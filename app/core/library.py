@@ -68,15 +68,16 @@ class Library:
             con.executemany("INSERT INTO pages VALUES (?,?,?,?,?,?)",
                             [(doc_id, p.number, p.text, p.width, p.height,
                               int(p.number in searchable)) for p in r.pages])
-            doc_title = index.index_text(f"{r.title} {r.raw.path.stem.replace('-', ' ')}")
-            for piece in r.pieces:
-                c = piece.chunk
-                chunk_id = con.execute(
-                    "INSERT INTO chunks(doc_id, ordinal, page_start, page_end, section, heading,"
-                    " text, spans) VALUES (?,?,?,?,?,?,?,?)",
-                    (doc_id, c.ordinal, c.page_start, c.page_end, c.section, piece.heading,
-                     c.text, json.dumps(piece.spans))).lastrowid
-                index.add_piece(con, chunk_id, piece, doc_title)
+            # Chunk ids chosen here (inside the write lock) so both tables take one executemany.
+            first = con.execute("SELECT coalesce(max(id), 0) + 1 FROM chunks").fetchone()[0]
+            rows = list(enumerate(r.pieces, start=first))
+            con.executemany(
+                "INSERT INTO chunks(id, doc_id, ordinal, page_start, page_end, section, heading,"
+                " text, spans) VALUES (?,?,?,?,?,?,?,?,?)",
+                [(cid, doc_id, p.chunk.ordinal, p.chunk.page_start, p.chunk.page_end,
+                  p.chunk.section, p.heading, p.chunk.text, json.dumps(p.spans)) for cid, p in rows])
+            index.add_pieces(con, rows, index.index_text(
+                f"{r.title} {r.raw.path.stem.replace('-', ' ')}"))
             con.execute("COMMIT")
             return doc_id
         except BaseException:

@@ -30,8 +30,7 @@ _QUOTES = re.compile("[" + "".join(_MAP) + "]")
 # typesetter ("liabil-\nity"); upper-case compounds ("NON-\nINFRINGEMENT") keep it.
 _SOFT_BREAK = re.compile(r"(?<=[a-z\u00df-\u00ff])-[ \t]*\n\s*(?=[a-z\u00df-\u00ff])")
 _SPACE = re.compile(r"\s+")
-_SPACE_BEFORE_CJK = re.compile(rf" (?={_CJK})")
-_SPACE_AFTER_CJK = re.compile(rf"(?<={_CJK}) ")
+_SPACE_BY_CJK = re.compile(rf" (?={_CJK})|(?<={_CJK}) ")
 
 
 def normalize(text: str) -> str:
@@ -51,8 +50,13 @@ def _unify(text: str) -> str:
     return _QUOTES.sub(lambda m: _MAP[m.group()], text)
 
 
+def join_hyphenation(text: str) -> str:
+    """'liabil-\nity' → 'liability' (the first step of normalize, for the indexer)."""
+    return _SOFT_BREAK.sub("", text)
+
+
 def _drop_cjk_spaces(text: str) -> str:
-    return _SPACE_AFTER_CJK.sub("", _SPACE_BEFORE_CJK.sub("", text))
+    return _SPACE_BY_CJK.sub("", text)
 
 
 _IDEOGRAPH = re.compile(f"[{IDEOGRAPH_CLASS}]")

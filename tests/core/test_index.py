@@ -11,7 +11,7 @@ from app.core.index import bigrams, index_text, parse_query
 def test_cjk_runs_become_bigrams_and_latin_stays_words():
     assert bigrams("违约金") == ["违约", "约金"]
     # normalize() joins CJK across spaces, so "条 违约金" is one run
-    assert index_text("第586条 违约金 Late Fees").split() == ["第", "586", "条违", "违约", "约金", "late", "fees"]
+    assert index_text("第586条 违约金 Late Fees").split() == ["第", "586", "条违", "违约", "约金", "Late", "Fees"]
 
 
 def test_section_references_share_one_token_across_numerals():

@@ -95,16 +95,13 @@ def test_crash_while_writing_rolls_back(corpus, tmp_path, monkeypatch):
     from app.core import index
     db = tmp_path / "lib.sqlite"
     lib = Library(db)
-    calls = {"n": 0}
-    real = index.add_piece
+    real = index.add_pieces
 
-    def failing(*args):
-        calls["n"] += 1
-        if calls["n"] == 5:
-            raise sqlite3.OperationalError("disk I/O error (injected)")
-        return real(*args)
+    def failing(con, rows, title):               # the chunks are written, then the disk fails
+        real(con, rows[:3], title)
+        raise sqlite3.OperationalError("disk I/O error (injected)")
 
-    monkeypatch.setattr(index, "add_piece", failing)
+    monkeypatch.setattr(index, "add_pieces", failing)
     with pytest.raises(sqlite3.OperationalError):
         lib.add(corpus / NDA)
     assert _counts(db) == (0, 0, 0, 0)
