@@ -2,6 +2,7 @@
 never a hang, never a traceback, nothing half-written in the library."""
 from __future__ import annotations
 
+import os
 import sqlite3
 
 import pytest
@@ -103,3 +104,18 @@ def test_rotated_pages_keep_their_numbers(corpus, lib):
     plain = lib.add(corpus / "licenses" / "apache-2.0.pdf")
     ref = lib.search("Grant of Patent License", doc_ids=[plain.id], k=1)
     assert hits[0].page == ref[0].page
+
+
+def test_folder_and_unreadable_file_give_one_line_errors(lib, tmp_path):
+    with pytest.raises(errors.NotAPdf, match="folder"):
+        lib.add(tmp_path)
+    locked = tmp_path / "locked.pdf"
+    locked.write_bytes(b"%PDF-1.7\n")
+    locked.chmod(0)
+    try:
+        if os.access(locked, os.R_OK):         # root reads anything: nothing to test
+            pytest.skip("running as root")
+        with pytest.raises(errors.FileMissing, match="cannot be read"):
+            lib.add(locked)
+    finally:
+        locked.chmod(0o600)

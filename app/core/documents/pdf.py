@@ -27,31 +27,41 @@ GARBAGE_LIMIT = 0.2   # share of unusable characters above which a page is unrea
 @dataclass
 class RawFile:
     path: Path
-    data: bytes
     sha256: str
+    size: int
 
 
 def read_file(path: str | Path) -> RawFile:
-    """Read the file once: its bytes feed both the hash and MuPDF."""
+    """Check the file and hash it, streaming (a 500 MB scan is never held in memory)."""
     p = Path(path).expanduser().resolve()
+    if p.is_dir():
+        raise NotAPdf(f"{p.name}: is a folder, not a PDF")
     if not p.is_file():
         raise FileMissing(f"{p.name}: file not found ({p.parent})")
-    data = p.read_bytes()
-    if not data:
+    digest = hashlib.sha256()
+    try:
+        with p.open("rb") as f:
+            head = f.read(1024)
+            digest.update(head)
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+            size = f.tell()
+    except OSError as exc:
+        raise FileMissing(f"{p.name}: cannot be read ({exc.strerror or exc})") from None
+    if not head:
         raise EmptyFile(f"{p.name}: the file is empty (0 bytes)")
     # Trust the content, not the extension: MuPDF would open a renamed .docx.
-    if b"%PDF-" not in data[:1024]:
-        kind = next((k for magic, k in _MAGIC if data.startswith(magic)), "not a PDF")
-        raise NotAPdf(f"{p.name}: not a PDF ({kind})" if kind != "not a PDF"
-                      else f"{p.name}: not a PDF (no %PDF header)")
-    return RawFile(p, data, hashlib.sha256(data).hexdigest())
+    if b"%PDF-" not in head:
+        kind = next((k for magic, k in _MAGIC if head.startswith(magic)), None)
+        raise NotAPdf(f"{p.name}: not a PDF ({kind or 'no %PDF header'})")
+    return RawFile(p, digest.hexdigest(), size)
 
 
 def open_pdf(raw: RawFile, password: str | None = None) -> tuple[pymupdf.Document, list[str]]:
     """MuPDF document plus warnings; raises a DocumentError for what cannot be read."""
     name = raw.path.name
     try:
-        doc = pymupdf.open(stream=raw.data, filetype="pdf")
+        doc = pymupdf.open(str(raw.path), filetype="pdf")
     except Exception as exc:  # MuPDF raises several types for broken files
         raise Damaged(f"{name}: damaged PDF, cannot be opened ({_one_line(exc)})") from None
     warnings: list[str] = []
