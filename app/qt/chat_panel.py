@@ -76,8 +76,9 @@ class ChatPanel(QWidget):
         layout.addLayout(self.template_row)
         layout.addWidget(self.ask_box)
         layout.addLayout(buttons)
-        QShortcut(QKeySequence("Ctrl+Return"), self.ask_box, self._on_ask)
-        QShortcut(QKeySequence("Ctrl+Enter"), self.ask_box, self._on_ask)
+        for keys in ("Ctrl+Return", "Ctrl+Enter"):   # only while typing the question
+            QShortcut(QKeySequence(keys), self.ask_box, self._on_ask,
+                      context=Qt.ShortcutContext.WidgetShortcut)
 
     # -- input ----------------------------------------------------------------
     def set_templates(self, templates: list) -> None:

@@ -86,7 +86,8 @@ class PdfPane(QWidget):
         layout.addWidget(self.progress)
         layout.addWidget(self.notice)
         layout.addWidget(self.view, 1)
-        QShortcut(QKeySequence("Shift+Return"), self.search_box, lambda: self.step_hit(-1))
+        QShortcut(QKeySequence("Shift+Return"), self.search_box, lambda: self.step_hit(-1),
+                  context=Qt.ShortcutContext.WidgetShortcut)   # each pane's own box only
 
     def _tool(self, text: str, tip: str, slot) -> QToolButton:
         button = QToolButton(text=text, toolTip=tip, autoRaise=True)

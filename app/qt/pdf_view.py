@@ -286,6 +286,14 @@ class PdfView(QAbstractScrollArea):
     def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802 - Qt override
         self.viewport().update()
 
+    def keyPressEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if event.key() == Qt.Key.Key_Home:
+            self.go_to(1)
+        elif event.key() == Qt.Key.Key_End:
+            self.go_to(len(self._geoms))
+        else:
+            super().keyPressEvent(event)    # arrows, Page Up/Down scroll
+
     def wheelEvent(self, event) -> None:  # noqa: N802 - Qt override
         if event.modifiers() & Qt.KeyboardModifier.ControlModifier:
             steps = event.angleDelta().y() / 120

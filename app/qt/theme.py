@@ -37,7 +37,12 @@ def dark_palette() -> QPalette:
 
 def apply(app: QApplication) -> None:
     app.setStyle("Fusion")
-    if system_is_dark(app):
-        app.setPalette(dark_palette())
+    _apply_palette(app)
     if STYLE.is_file():
         app.setStyleSheet(STYLE.read_text(encoding="utf-8"))
+    # Follow the system when the user switches light/dark while the app runs.
+    app.styleHints().colorSchemeChanged.connect(lambda _scheme: _apply_palette(app))
+
+
+def _apply_palette(app: QApplication) -> None:
+    app.setPalette(dark_palette() if system_is_dark(app) else app.style().standardPalette())
