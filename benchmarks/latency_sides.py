@@ -1,0 +1,121 @@
+"""The two sides of benchmarks/latency.py: the app's path and llama-cpp-python in-process.
+
+Both stay alive through a round so each pair (ours, in-process) of one kind is measured
+back to back: on a shared machine the load changes within minutes, not within seconds.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import common
+
+
+class _Recorder:
+    """Wraps the runtime's client to keep the exact messages the app sent."""
+
+    def __init__(self, client):
+        self.client, self.sent = client, []
+
+    def chat(self, messages, **kwargs):
+        self.sent.append(messages)
+        return self.client.chat(messages, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.client, name)
+
+
+class Ours:
+    """The app's path: EngineRuntime (worker child + disk KV state) and qa.ask."""
+
+    def __init__(self, lib, refs):
+        self.lib, self.refs, self.rt, self.sent = lib, refs, None, []
+        self.start_s: list[float] = []
+
+    def start(self) -> None:
+        from app.worker.runtime import EngineRuntime
+        self.rt, began = EngineRuntime(), common.now()
+        self.rt.start()
+        self.start_s.append(common.now() - began)
+        self.rt.client = _Recorder(self.rt.client)
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def stop(self) -> None:
+        if self.rt is not None:
+            self.sent += self.rt.client.sent
+            self.rt.stop()
+            self.rt = None
+
+    @property
+    def n_ctx(self) -> int:
+        return self.rt.plan.max_model_len
+
+    def ask(self, question: str) -> dict:
+        """TTFT = call → first streamed piece; total = call → verified answer returned."""
+        first: list[float] = []
+        began = common.now()
+        ans = self.rt.ask(self.lib, self.refs, question, mode="whole-document",
+                          on_delta=lambda _d: first or first.append(common.now()))
+        total = common.now() - began
+        u = ans.usage
+        return {"ttft_s": (first[0] - began) if first else total, "total_s": total, "mode": ans.mode,
+                "prompt_tokens": u.get("prompt_tokens", 0), "cached_tokens": u.get("cached_tokens", 0),
+                "completion_tokens": u.get("completion_tokens", 0), "engine_ttft_s": ans.timing.get("ttft_s"),
+                "citations": len(ans.citations), "verified": sum(c.verified for c in ans.citations),
+                "answer": ans.text[:200]}
+
+
+def model_and_context():
+    """The model file and context the app's own planner picks on this machine."""
+    from app.core import hardware, models, plan
+    cat = models.load_catalogue()
+    chosen = plan.make_plan(hardware.probe(), cat, available=models.is_available)
+    return models.local_path(cat.get(chosen.model_id)), chosen.max_model_len
+
+
+class InProcess:
+    """Llama.create_chat_completion in this process, same model, n_ctx and threads as the worker."""
+
+    def __init__(self):
+        import llama_cpp
+
+        from app.worker.llama_server import physical_cores
+        path, self.n_ctx = model_and_context()
+        self.threads = physical_cores()
+        began = common.now()
+        self.llm = llama_cpp.Llama(str(path), n_ctx=self.n_ctx, n_gpu_layers=0, n_threads=self.threads,
+                                   n_threads_batch=self.threads, verbose=False)
+        self.load_s = common.now() - began
+
+    def prompt_tokens(self, messages: list[dict]) -> int:
+        from app.worker.llama_chat import ChatEngine
+        return len(ChatEngine(self.llm).tokens_for(messages)[0])
+
+    def ask(self, messages: list[dict]) -> dict:
+        from app.core import prompts, qa
+        first, pieces, began = None, [], common.now()
+        for chunk in self.llm.create_chat_completion(
+                messages=messages, response_format={"type": "json_object", "schema": prompts.ANSWER_SCHEMA},
+                max_tokens=qa.ANSWER_TOKENS, temperature=0.0, repeat_penalty=1.0, stream=True):
+            delta = chunk["choices"][0]["delta"].get("content") or ""
+            if delta:
+                first = first or common.now()
+                pieces.append(delta)
+        total = common.now() - began
+        return {"ttft_s": (first - began) if first else total, "total_s": total, "chunks": len(pieces),
+                "prompt_tokens": self.prompt_tokens(messages), "answer": "".join(pieces)[:200]}
+
+    def close(self) -> None:
+        self.llm.close()
+
+
+def first_pages(pdf: Path, n: int, folder: Path) -> Path:
+    """A real corpus PDF cut to its first n pages (kept in a temp folder, never in the repo)."""
+    import pymupdf
+    out = Path(folder) / f"{pdf.stem}-first-{n}-pages.pdf"
+    with pymupdf.open(pdf) as src, pymupdf.open() as dst:
+        dst.insert_pdf(src, from_page=0, to_page=n - 1)
+        dst.save(out)
+    return out

@@ -1,0 +1,184 @@
+"""Answer quality on shared/eval/dev.jsonl: citations verified and on a gold page (ask), plus
+page retrieval (benchmarks/retrieval.py's own evaluation, ours beside a naive page BM25).
+
+    .venv/bin/python benchmarks/quality.py [--limit 12 | --all] [--mode auto] [--quick]
+
+`ask` runs the real app path (EngineRuntime + qa.ask) with the embedded model, one question
+at a time with only its documents given (in-document). The subset is deterministic: evenly
+spaced over the English and the Chinese questions (a third Chinese), in dev.jsonl order.
+In auto mode the app budgets by its remembered prefill speed; the benchmark pins that to
+--prefill-tps before each question so the whole/retrieval choice does not depend on the
+momentary load of a shared machine.
+Retrieval targets: in-document recall@1 ≥ 0.80 and library-wide recall@5 ≥ 0.90, EN and ZH.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+import retrieval  # noqa: E402  (owned by the retrieval work: evaluate, group, NaivePages)
+
+TARGETS = {"in-document": ("r1", 0.80), "library-wide": ("r5", 0.90)}
+
+
+def subset(questions: list[dict], limit: int | None) -> list[dict]:
+    """Evenly spaced within each question language, a third Chinese; dev.jsonl order kept."""
+    if not limit or limit >= len(questions):
+        return questions
+    zh = [q for q in questions if q["lang"] == "zh"]
+    en = [q for q in questions if q["lang"] != "zh"]
+    n_zh = min(len(zh), max(1, limit // 3)) if limit > 1 else 0
+    picked = {id(q) for grp, n in ((zh, n_zh), (en, limit - n_zh)) for q in _spaced(grp, n)}
+    return [q for q in questions if id(q) in picked]
+
+
+def _spaced(items: list, n: int) -> list:
+    return [items[i * len(items) // n] for i in range(n)] if n > 0 else []
+
+
+# --- retrieval (no model) ---------------------------------------------------------------------
+def retrieval_figures(lib, ids, questions) -> dict:
+    """Recall@1/@5 and MRR per language group, ours and the naive baseline, both settings."""
+    naive = retrieval.NaivePages(lib)
+    rankers = {"ours": lambda q, d, k: [(h.doc_id, h.page, h.score) for h in lib.search(q, d, k)],
+               "naive": naive.search}
+    out = {}
+    for setting, in_doc in (("in-document", True), ("library-wide", False)):
+        out[setting] = {name: _recall(retrieval.evaluate(questions, rank, ids, in_doc))
+                        for name, rank in rankers.items()}
+    return out
+
+
+def _recall(rows) -> dict:
+    res = {}
+    for name in ("en", "zh", "comparison", "all"):
+        rs = [r for r in rows if retrieval.group(r) != "unanswerable" and
+              (name == "all" or retrieval.group(r) == name)]
+        if rs:
+            res[name] = {"n": len(rs), "r1": sum(r["rank"] == 1 for r in rs) / len(rs),
+                         "r5": sum(bool(r["rank"]) and r["rank"] <= 5 for r in rs) / len(rs),
+                         "mrr": sum(1 / r["rank"] for r in rs if r["rank"]) / len(rs)}
+    return res
+
+
+# --- ask (the real model) ---------------------------------------------------------------------
+def ask_all(lib, ids, questions, mode: str, prefill_tps: float) -> list[dict]:
+    from app.core import qa
+    from app.worker.runtime import EngineRuntime
+    rt = EngineRuntime()
+    rt.start()
+    rows = []
+    try:
+        for n, q in enumerate(questions, 1):
+            rt.memory.data["prefill_tps"][rt.plan.model_id] = prefill_tps
+            refs = [qa.DocRef(i, ids[d], d) for i, d in enumerate(q["docs"], 1)]
+            began = common.now()
+            ans = rt.ask(lib, refs, q["question"], mode=mode)
+            rows.append(_row(q, ans, common.now() - began))
+            r = rows[-1]
+            print(f"  [{n}/{len(questions)}] {q['id']} {q['lang']} {ans.mode:14s} {r['seconds']:6.1f}s  "
+                  f"citations {r['citations']} verified {r['verified']} gold {r['gold']}"
+                  f"{'  (not stated)' if ans.not_stated else ''}", flush=True)
+    finally:
+        rt.stop()
+    return rows
+
+
+def _row(q: dict, ans, seconds: float) -> dict:
+    gold = {(g["doc"], g["page"]) for g in q["gold"]}
+    cites = [{"doc": c.doc, "page": c.page, "verified": c.verified, "gold": (c.doc, c.page) in gold}
+             for c in ans.citations]
+    return {"id": q["id"], "lang": q["lang"], "type": q["type"], "mode": ans.mode, "seconds": seconds,
+            "ttft_s": ans.timing.get("ttft_s"), **{k: ans.usage.get(k, 0) for k in
+                                                   ("prompt_tokens", "cached_tokens", "completion_tokens")},
+            "citations": len(cites),
+            "verified": sum(c["verified"] for c in cites), "gold": sum(c["gold"] for c in cites),
+            "verified_gold": sum(c["verified"] and c["gold"] for c in cites),
+            "not_stated": ans.not_stated, "answer": ans.text[:300], "cites": cites}
+
+
+def ask_summary(rows: list[dict]) -> dict:
+    out = {}
+    groups = {"en": lambda r: r["lang"] == "en" and r["type"] != "unanswerable",
+              "zh": lambda r: r["lang"] == "zh" and r["type"] != "unanswerable",
+              "unanswerable": lambda r: r["type"] == "unanswerable",
+              "all": lambda r: True}
+    for name, keep in groups.items():
+        rs = [r for r in rows if keep(r)]
+        if not rs:
+            continue
+        n_cit = sum(r["citations"] for r in rs)
+        out[name] = {"questions": len(rs), "citations": n_cit,
+                     "verified_share": common.ratio(sum(r["verified"] for r in rs), n_cit),
+                     "gold_share": common.ratio(sum(r["gold"] for r in rs), n_cit),
+                     "answered_with_verified_gold": sum(r["verified_gold"] > 0 for r in rs) / len(rs),
+                     "not_stated_share": sum(r["not_stated"] for r in rs) / len(rs),
+                     "median_seconds": common.median(r["seconds"] for r in rs)}
+    return out
+
+
+def show(ask: dict, rec: dict, seconds: float) -> list[tuple[str, bool]]:
+    print(f"\nask ({seconds / 60:.1f} min):")
+    for name, s in ask.items():
+        print(f"  {name:12s} n={s['questions']:2d} citations {s['citations']:3d}  verified {s['verified_share']:.2f}"
+              f"  on a gold page {s['gold_share']:.2f}  answered with a verified gold citation "
+              f"{s['answered_with_verified_gold']:.2f}  'not stated' {s['not_stated_share']:.2f}")
+    checks = []
+    for setting, per_side in rec.items():
+        print(f"retrieval, {setting}:")
+        for side, groups in per_side.items():
+            print(f"  {side:6s} " + "   ".join(f"{g} R@1 {v['r1']:.2f} R@5 {v['r5']:.2f} MRR {v['mrr']:.2f}"
+                                           for g, v in groups.items()))
+        metric, target = TARGETS[setting]
+        for lang in ("en", "zh"):
+            value = per_side["ours"][lang][metric]
+            checks.append((f"{setting} {lang.upper()} recall@{metric[1]} ≥ {target:.2f} ({value:.2f})",
+                           value >= target))
+    for text, ok in checks:
+        print(f"  {common.verdict(ok):6s} {text}")
+    return checks
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--limit", type=int, default=12, help="questions asked (deterministic subset)")
+    ap.add_argument("--all", action="store_true", help="ask every dev question (slow on a CPU)")
+    ap.add_argument("--mode", choices=("auto", "whole-document", "retrieval"), default="auto")
+    ap.add_argument("--prefill-tps", type=float, default=215.0,
+                    help="prefill speed the app is told it has (auto mode); 215 = SmolLM2 on 2 idle cores")
+    ap.add_argument("--quick", action="store_true", help="CI smoke run: 1 question, 2 retrieved pages, 48-token answer")
+    ap.add_argument("--eval", type=Path, default=common.EVAL)
+    ap.add_argument("--out", type=Path, default=None, help="folder for quality.json (default out/bench)")
+    args = ap.parse_args(argv)
+    from app.core import qa
+    from app.core.library import Library
+    questions = [json.loads(l) for l in args.eval.read_text(encoding="utf-8").splitlines() if l.strip()]
+    if args.quick:
+        # CI checks that it runs, not what it scores: a short context and a short answer
+        args.limit, args.mode, qa.RETRIEVAL_PAGES, qa.ANSWER_TOKENS = 1, "retrieval", 2, 48
+    asked = subset(questions, None if args.all else args.limit)
+    began = common.now()
+    with common.temp_home("pagewise-quality-"), tempfile.TemporaryDirectory() as tmp:
+        lib = Library(Path(tmp) / "library.sqlite")
+        ids = {str(p.relative_to(common.CORPUS)): lib.add(p).id for p in common.corpus_files()}
+        rec = retrieval_figures(lib, ids, questions)
+        print(f"asking {len(asked)} of {len(questions)} questions ({args.mode} mode) …", flush=True)
+        rows = ask_all(lib, ids, asked, args.mode, args.prefill_tps)
+        lib.close()
+    seconds = common.now() - began
+    ask = ask_summary(rows)
+    checks = show(ask, rec, seconds)
+    data = {"quick": args.quick, "mode": args.mode, "asked": len(asked), "of": len(questions),
+            "seconds": seconds, "ask": ask, "retrieval": rec, "questions": rows,
+            "checks": [{"target": t, "met": ok} for t, ok in checks]}
+    common.write_json("quality", data, args.out)
+    return data
+
+
+if __name__ == "__main__":
+    main()

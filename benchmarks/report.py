@@ -1,0 +1,157 @@
+"""Collect out/bench/*.json into docs/benchmarks.md and the chart docs/benchmarks.png.
+
+    .venv/bin/python benchmarks/report.py [--in out/bench] [--docs docs]
+
+Missing inputs are reported as "not run"; the chart needs matplotlib (skipped with a
+message when it is not installed).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+
+NAMES = ("ingest", "latency", "quality", "app_start")
+RERUN = {"ingest": "benchmarks/ingest.py", "latency": "benchmarks/latency.py",
+         "quality": "benchmarks/quality.py --limit 12", "app_start": "benchmarks/app_start.py"}
+
+
+def load(folder: Path) -> dict:
+    out = {}
+    for name in NAMES:
+        path = folder / f"{name}.json"
+        if path.is_file():
+            out[name] = json.loads(path.read_text(encoding="utf-8"))
+    return out
+
+
+def targets(data: dict) -> list[tuple[str, str, bool]]:
+    """(benchmark, target with the measured figure, met) for every target we have figures for."""
+    rows = []
+    for res in data.get("ingest", {}).get("results", []):
+        rows.append(("ingest", f"{res['input']}: ≥ 50% of bare PyMuPDF speed ({res['ratio']:.0%})",
+                     res["ratio"] >= res["target_ratio"]))
+    for name in ("latency", "quality", "app_start"):
+        rows += [(name, c["target"], c["met"]) for c in data.get(name, {}).get("checks", [])]
+    return rows
+
+
+def _table(head: list[str], rows: list[list]) -> list[str]:
+    return (["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+            + ["| " + " | ".join(str(c) for c in r) + " |" for r in rows])
+
+
+def _when(d: dict) -> str:
+    m = d.get("machine", {})
+    quick = " — **quick smoke run, not representative**" if d.get("quick") else ""
+    return (f"_Measured {d.get('when', '?')} at commit {d.get('commit', '?')}, {m.get('cpus', '?')} CPUs, "
+            f"load average {'/'.join(str(x) for x in m.get('load_avg', []))} when it ended{quick}._")
+
+
+def ingest_md(d: dict) -> list[str]:
+    rows = [[r["input"], r["pages"], f"{r['ours_pages_per_s']:.0f}", f"{r['bare_pages_per_s']:.0f}",
+             f"**{r['ratio']:.2f}**", ", ".join(f"{x:.2f}" for x in r["paired_ratios"]),
+             f"{r['ours_peak_rss_mb']:.0f}", f"{r['bare_peak_rss_mb']:.0f}"] for r in d["results"]]
+    return [_when(d), "", *_table(["input", "pages", "ours pages/s", "bare PyMuPDF pages/s", "ratio",
+                                   "paired ratios", "ours peak RSS MB", "bare peak RSS MB"], rows)]
+
+
+def latency_md(d: dict) -> list[str]:
+    doc, s = d["document"], d["summary"]
+    rows = [[k, f"{v['ours_ttft_s']:.2f}", f"{v['inproc_ttft_s']:.2f}", f"**{v['ttft_ratio']:.2f}×**",
+             f"{v['ours_total_s']:.2f}", f"{v['inproc_total_s']:.2f}", f"{v['total_ratio']:.2f}×",
+             f"{v['share_of_first']:.1%}" if "share_of_first" in v else "—"] for k, v in s.items()]
+    starts = [t for r in d["rounds"] for t in r["ours"].get("worker_start_s", [])]
+    return [_when(d), "",
+            f"Document: `{Path(doc['path']).name}` ({doc['pages']} pages, {doc['prompt_tokens']} prompt tokens),"
+            f" **{doc['mode']}** mode, answers up to {doc['answer_tokens_max']} tokens, {len(d['rounds'])} round(s);"
+            f" same messages on both sides: {d['same_prompt']}. Ratios are medians of the back-to-back pairs.", "",
+            *_table(["question", "ours TTFT s", "in-process TTFT s", "TTFT ratio", "ours total s",
+                     "in-process total s", "total ratio", "ours TTFT vs first"], rows), "",
+            f"Worker start (plan → model loaded → health): {', '.join(f'{t:.1f}' for t in starts)} s."]
+
+
+def quality_md(d: dict) -> list[str]:
+    ask = [[g, s["questions"], s["citations"], f"{s['verified_share']:.2f}", f"{s['gold_share']:.2f}",
+            f"{s['answered_with_verified_gold']:.2f}", f"{s['not_stated_share']:.2f}", f"{s['median_seconds']:.0f}"]
+           for g, s in d["ask"].items()]
+    rec = []
+    for setting, sides in d["retrieval"].items():
+        for g, v in sides["ours"].items():
+            n = sides["naive"].get(g, {})
+            rec.append([setting, g, v["n"], f"{v['r1']:.2f}", f"{v['r5']:.2f}", f"{v['mrr']:.2f}",
+                        f"{n.get('r1', 0):.2f}", f"{n.get('r5', 0):.2f}", f"{n.get('mrr', 0):.2f}"])
+    modes = sorted({q["mode"] for q in d["questions"]})
+    return [_when(d), "",
+            f"`ask` with the embedded SmolLM2-135M on {d['asked']} of {d['of']} dev questions "
+            f"({d['mode']} mode → {', '.join(modes)}), {d['seconds'] / 60:.1f} min in all. "
+            "Shares are of all citations in the group; \"answered\" = questions with at least one "
+            "verified citation on a gold page.", "",
+            *_table(["group", "questions", "citations", "verified", "on a gold page", "answered",
+                     "'not stated'", "median s"], ask), "",
+            "Page retrieval on all dev questions (benchmarks/retrieval.py's evaluation), ours vs naive page BM25:", "",
+            *_table(["setting", "group", "n", "R@1", "R@5", "MRR", "naive R@1", "naive R@5", "naive MRR"], rec)]
+
+
+def app_start_md(d: dict) -> list[str]:
+    s = d["summary"]
+    rows = [["window shown", f"{s['app_shown_s']:.2f} s", f"bare QMainWindow {s['bare_qt_shown_s']:.2f} s",
+             common.fmt_ratio(s["shown_ratio"])],
+            ["worker ready", f"{s['app_ready_s']:.2f} s", f"bare Llama load {s['bare_llama_ready_s']:.2f} s",
+             common.fmt_ratio(s["ready_ratio"])],
+            ["idle RSS, GUI", f"{s['gui_rss_mb']:.0f} MB", f"bare QMainWindow {s['bare_qt_rss_mb']:.0f} MB", ""],
+            ["idle RSS, worker", f"{s['worker_rss_mb']:.0f} MB", f"bare Llama {s['bare_llama_rss_mb']:.0f} MB", ""]]
+    return [_when(d), "", f"Median of {d['rounds']} start(s) from process spawn (offscreen Qt).", "",
+            *_table(["", "ours", "baseline", "ratio"], rows)]
+
+
+SECTIONS = {"ingest": ("1. Ingestion", ingest_md), "latency": ("2. Answer latency (CPU, embedded model)", latency_md),
+            "quality": ("3. Quality", quality_md), "app_start": ("4. App start", app_start_md)}
+
+
+def markdown(data: dict, chart: str | None) -> str:
+    lines = ["# Benchmarks", "",
+             "Generated by `benchmarks/report.py` from `out/bench/*.json`. Each benchmark measures ours and a "
+             "baseline side by side in the same run (alternating), because the machine is shared: the ratios are "
+             "the figures to trust, absolute times are context. How to rerun: `benchmarks/README.md`.", ""]
+    if chart:
+        lines += [f"![benchmarks]({chart})", ""]
+    lines += ["## Targets", "", *_table(["benchmark", "target (measured)", "status"],
+                                         [[b, t, "met" if ok else "**MISSED**"] for b, t, ok in targets(data)]), ""]
+    for name, (title, fn) in SECTIONS.items():
+        lines += [f"## {title}", ""]
+        lines += fn(data[name]) if name in data else [f"Not run (`.venv/bin/python {RERUN[name]}`)."]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--in", dest="src", type=Path, default=common.OUT)
+    ap.add_argument("--docs", type=Path, default=common.ROOT / "docs")
+    args = ap.parse_args(argv)
+    data = load(args.src)
+    if not data:
+        sys.exit(f"no benchmark results in {args.src}: run the benchmarks first")
+    args.docs.mkdir(parents=True, exist_ok=True)
+    png = args.docs / "benchmarks.png"
+    try:
+        import report_chart
+        report_chart.draw(data, png)
+        chart = png.name
+    except ImportError:
+        print("matplotlib is not installed: no chart (pip install matplotlib)")
+        chart = None
+    md = args.docs / "benchmarks.md"
+    md.write_text(markdown(data, chart), encoding="utf-8")
+    for bench, target, ok in targets(data):
+        print(f"  {common.verdict(ok):6s} {bench}: {target}")
+    print(f"wrote {md}" + (f" and {png}" if chart else ""))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""CI smoke runs of the benchmarks: each runs on a small input (--quick), prints its figures
+and writes its JSON. Benchmarks are not tests of speed: only that they run and report."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def bench(script: str, *args: str, timeout_s: int = 600) -> str:
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout_s)
+    assert proc.returncode == 0, f"{script} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+    return proc.stdout
+
+
+def result(folder: Path, name: str) -> dict:
+    path = folder / f"{name}.json"
+    assert path.is_file(), f"{name}.json was not written"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def ingest_run(corpus, tmp_path_factory):
+    """One quick ingestion run, shared by its own test and the report's."""
+    folder = tmp_path_factory.mktemp("bench-ingest")
+    return folder, bench("ingest.py", "--quick", "--out", str(folder))
+
+
+def test_ingest_quick(ingest_run):
+    folder, out = ingest_run
+    data = result(folder, "ingest")
+    assert [r["input"] for r in data["results"]] == ["corpus", "generated 40-page PDF"]
+    for r in data["results"]:
+        assert r["pages"] > 0 and r["ours_pages_per_s"] > 0 and r["bare_pages_per_s"] > 0
+        assert r["ours_peak_rss_mb"] > 10 and r["bare_peak_rss_mb"] > 10
+    assert data["results"][1]["pages"] == 40
+    assert "pages/s" in out and "ratio" in out
+
+
+@pytest.mark.slow
+def test_latency_quick(corpus, tmp_path):
+    out = bench("latency.py", "--quick", "--out", str(tmp_path))
+    data = result(tmp_path, "latency")
+    assert data["same_prompt"], "the in-process side must get the app's exact messages"
+    assert data["document"]["mode"] == "whole-document"
+    r = data["rounds"][0]
+    for kind in ("first", "follow-up", "restart"):
+        assert r["ours"][kind]["ttft_s"] > 0 and r["inproc"][kind]["ttft_s"] > 0
+        assert r["ours"][kind]["prompt_tokens"] == r["inproc"][kind]["prompt_tokens"]
+    # the follow-up and the restarted worker reuse the document's KV state (memory, then disk)
+    assert r["ours"]["follow-up"]["cached_tokens"] > 0 and r["ours"]["restart"]["cached_tokens"] > 0
+    assert "TTFT" in out
+
+
+@pytest.mark.slow
+def test_quality_quick(corpus, tmp_path):
+    out = bench("quality.py", "--quick", "--out", str(tmp_path))
+    data = result(tmp_path, "quality")
+    assert data["asked"] == 1 and len(data["questions"]) == 1
+    rec = data["retrieval"]["in-document"]["ours"]
+    assert rec["all"]["n"] > 0 and 0 <= rec["all"]["r5"] <= 1
+    assert "recall@1" in out and "verified" in out
+
+
+@pytest.mark.slow
+def test_app_start_quick(tmp_path):
+    pytest.importorskip("PySide6")
+    out = bench("app_start.py", "--quick", "--out", str(tmp_path))
+    s = result(tmp_path, "app_start")["summary"]
+    assert not s["errors"], s["errors"]
+    assert 0 < s["app_shown_s"] < s["app_ready_s"]
+    assert s["gui_rss_mb"] > 20 and s["worker_rss_mb"] > 20
+    assert "window shown" in out
+
+
+def test_report_from_results(ingest_run, tmp_path):
+    folder, _ = ingest_run
+    docs = tmp_path / "docs"
+    bench("report.py", "--in", str(folder), "--docs", str(docs))
+    md = (docs / "benchmarks.md").read_text(encoding="utf-8")
+    assert "## 1. Ingestion" in md and "Not run" in md     # the others were not run here
+    assert "bare PyMuPDF" in md
