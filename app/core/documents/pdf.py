@@ -35,9 +35,9 @@ def read_file(path: str | Path) -> RawFile:
     """Check the file and hash it, streaming (a 500 MB scan is never held in memory)."""
     p = Path(path).expanduser().resolve()
     if p.is_dir():
-        raise NotAPdf(f"{p.name}: is a folder, not a PDF")
+        raise NotAPdf(f"{path}: is a folder, not a PDF")
     if not p.is_file():
-        raise FileMissing(f"{p.name}: file not found ({p.parent})")
+        raise FileMissing(f"{path}: file not found")     # the path as the user typed it
     digest = hashlib.sha256()
     try:
         with p.open("rb") as f:
