@@ -67,6 +67,8 @@ def one_round(lib, ref, r: int) -> dict:
         finally:
             ours.stop()
             inproc.close()
+        for kind, line in zip(KINDS, ours.worker_lines()):
+            out["ours"][kind].update(worker_prompt_s=line["prompt_s"], disk_tokens=int(line["disk"]))
     out["inproc"].update(n_ctx=inproc.n_ctx, threads=inproc.threads, load_s=inproc.load_s)
     out["same_prompt"] = ours.sent == msgs
     return out
@@ -83,21 +85,35 @@ def summarise(rounds: list[dict]) -> dict:
         s[kind] = {"ours_ttft_s": ours_ttft, "ours_total_s": ours_total, "inproc_ttft_s": ip_ttft,
                    "inproc_total_s": ip_total, "ttft_ratio": common.median(paired), "paired_ttft_ratios": paired,
                    "total_ratio": common.median(r["ours"][kind]["total_s"] / r["inproc"][kind]["total_s"]
-                                                for r in rounds)}
+                                                for r in rounds),
+                   # greedy outputs can diverge (prompt evaluated in other batches): compare per token too
+                   "ours_tokens": [r["ours"][kind]["completion_tokens"] for r in rounds],
+                   "inproc_tokens": [r["inproc"][kind]["chunks"] for r in rounds],
+                   "ours_decode_tps": common.median(_decode_tps(r["ours"][kind], "completion_tokens") for r in rounds),
+                   "inproc_decode_tps": common.median(_decode_tps(r["inproc"][kind], "chunks") for r in rounds)}
     for kind in ("follow-up", "restart"):
         s[kind]["share_of_first"] = common.median(
             r["ours"][kind]["ttft_s"] / r["ours"]["first"]["ttft_s"] for r in rounds)
     return s
 
 
+def _decode_tps(run: dict, key: str) -> float | None:
+    """Tokens per second after the first one (ours: verification included, a few ms)."""
+    gen = run["total_s"] - run["ttft_s"]
+    return (run[key] - 1) / gen if run[key] > 1 and gen > 0 else None
+
+
 def show(doc: dict, s: dict) -> list[tuple[str, bool]]:
     print(f"\ndocument: {doc['path']} ({doc['pages']} pages, ~{doc['tokens']} tokens estimated, "
           f"{doc['prompt_tokens']} prompt tokens), mode {doc['mode']}")
-    print(f"{'':10s} {'ours TTFT':>10s} {'in-proc':>9s} {'ratio':>7s}   {'ours total':>10s} {'in-proc':>9s} {'ratio':>7s}")
+    print(f"{'':10s} {'ours TTFT':>10s} {'in-proc':>9s} {'ratio':>7s}   {'ours total':>10s} {'in-proc':>9s} "
+          f"{'ratio':>7s}   {'tokens ours/in-proc':>19s}  {'decode tok/s ours/in-proc':>25s}")
     for kind in KINDS:
         k = s[kind]
         print(f"{kind:10s} {k['ours_ttft_s']:9.2f}s {k['inproc_ttft_s']:8.2f}s {k['ttft_ratio']:6.2f}×"
-              f"   {k['ours_total_s']:9.2f}s {k['inproc_total_s']:8.2f}s {k['total_ratio']:6.2f}×")
+              f"   {k['ours_total_s']:9.2f}s {k['inproc_total_s']:8.2f}s {k['total_ratio']:6.2f}×"
+              f"   {_slash(k['ours_tokens'], k['inproc_tokens']):>19s}"
+              f"  {k['ours_decode_tps']:12.1f} / {k['inproc_decode_tps']:<10.1f}")
     checks = [(f"{kind} TTFT ≤ {TARGET_WARM:.0%} of the first (ours: {s[kind]['share_of_first']:.1%})",
                s[kind]["share_of_first"] <= TARGET_WARM) for kind in ("follow-up", "restart")]
     checks += [(f"{kind} TTFT overhead ≤ {TARGET_OVERHEAD:.0%} over in-process ({s[kind]['ttft_ratio'] - 1:+.0%})",
@@ -105,6 +121,10 @@ def show(doc: dict, s: dict) -> list[tuple[str, bool]]:
     for text, ok in checks:
         print(f"  {common.verdict(ok):6s} {text}")
     return checks
+
+
+def _slash(a: list, b: list) -> str:
+    return ",".join(map(str, a)) + " / " + ",".join(map(str, b))
 
 
 def main(argv=None) -> dict:

@@ -5,9 +5,13 @@ back to back: on a shared machine the load changes within minutes, not within se
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import common
+
+_CHAT = re.compile(r"chat: prompt=(?P<prompt>\d+) cached=(?P<cached>\d+) \(disk (?P<disk>\d+)\) "
+                   r"generated=\d+ prompt_s=(?P<prompt_s>[\d.]+)")
 
 
 class _Recorder:
@@ -47,6 +51,16 @@ class Ours:
             self.sent += self.rt.client.sent
             self.rt.stop()
             self.rt = None
+
+    @staticmethod
+    def worker_lines() -> list[dict]:
+        """The worker's own account of each request (its log): prompt seconds = disk restore +
+        evaluation + KV save, before the last prompt token and the first answer token."""
+        from app.core import paths
+        log = paths.log_dir() / "worker-llamacpp.log"
+        text = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
+        return [{k: float(v) for k, v in _CHAT.search(line).groupdict().items()}
+                for line in text.splitlines() if _CHAT.search(line)]
 
     @property
     def n_ctx(self) -> int:
