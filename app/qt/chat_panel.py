@@ -175,7 +175,8 @@ class ChatPanel(QWidget):
 
     def _entry_html(self, index: int, entry: Entry) -> str:
         question = html.escape(entry.question).replace("\n", "<br>")
-        parts = [f"<p style='margin-top:10px'><b>Q:</b> {question}</p>"]
+        top = "0" if index == 0 else "18px"
+        parts = [f"<p style='margin-top:{top}; margin-bottom:6px'><b>Q:&nbsp;</b><b>{question}</b></p>"]
         if entry.state == "done" and entry.text:
             parts.append(markdown_html(entry.text))
         elif entry.text:
@@ -184,11 +185,11 @@ class ChatPanel(QWidget):
             parts.append("<p style='color:gray'>…</p>")
         markers = " ".join(f"<a href='cite:{index}:{n}'>[{n + 1}]</a>" for n in range(len(entry.citations)))
         if markers:
-            parts.append(f"<p>{markers}</p>")
+            parts.append(f"<p style='margin-top:4px'>Sources: {markers}</p>")
         if entry.meta:
             colour = "#d64541" if entry.state == "failed" else "gray"
-            parts.append(f"<p style='color:{colour}; font-size:small'>{html.escape(entry.meta)}</p>")
-        return "".join(parts) + "<hr>"
+            parts.append(f"<p style='color:{colour}; font-size:small; margin-top:2px'>{html.escape(entry.meta)}</p>")
+        return "".join(parts)
 
     def _on_anchor(self, url: QUrl) -> None:
         text = url.toString()

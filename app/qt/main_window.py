@@ -139,20 +139,15 @@ class MainWindow(QMainWindow):
 
     def _on_indexed(self, pane: PdfPane, info) -> None:
         self.docs[pane] = info
-        self._pending.discard(pane)
-        if info.warnings:
-            pane.set_notice("⚠ " + "; ".join(info.warnings))
-        self._documents_changed()
+        self._opening_done(pane)
 
     def _on_unsearchable(self, pane: PdfPane, message: str) -> None:
-        self._pending.discard(pane)
+        self._opening_done(pane)
         pane.set_notice("⚠ " + message + ". The pages are shown, but questions cannot be answered from them.")
-        self._documents_changed()
 
     def _on_open_failed(self, pane: PdfPane, path: str, exc: Exception) -> None:
-        self._pending.discard(pane)
         self.docs.pop(pane, None)
-        self._documents_changed()
+        self._opening_done(pane)
 
     def _documents_changed(self) -> None:
         """Templates, history and the long-document notice follow the open documents."""
@@ -164,6 +159,11 @@ class MainWindow(QMainWindow):
         self.citations.set_citations([])
         self._update_notices()
         self._sync_chat()
+
+    def _opening_done(self, pane: PdfPane) -> None:
+        """An opening finished (shown, failed or unsearchable); announce when none is left."""
+        self._pending.discard(pane)
+        self._documents_changed()
         if not self._pending:
             self.sig_documents_ready.emit()
 

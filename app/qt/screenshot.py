@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QApplication
 log = logging.getLogger("pagewise.gui")
 TIMEOUT_S = 600           # a first whole-document answer on a slow CPU can take minutes
 SETTLE_MS = 400           # let the last pages and overlays paint
+ENGINE_WAIT_S = 120       # without a question, wait this long for the engine's state to settle
 
 
 class ScreenshotRunner(QObject):
@@ -19,8 +20,11 @@ class ScreenshotRunner(QObject):
         self.window, self.out, self.question = window, out, question
         self.code = 0
         self._asked = False
+        self._finishing = False
+        self._polling = False
         self._docs_ready = not has_files
         self._deadline = time.monotonic() + TIMEOUT_S
+        self._engine_deadline = time.monotonic() + ENGINE_WAIT_S
         window.sig_documents_ready.connect(self._on_docs)
         window.sig_answer_shown.connect(self._on_answer)
         window.engine.sig_ready.connect(lambda plan: self._maybe_ask())
@@ -34,10 +38,22 @@ class ScreenshotRunner(QObject):
 
     def _on_docs(self) -> None:
         self._docs_ready = True
-        if not self.question:
-            self._finish(0 if self.window.doc_infos() or not self.window.docs else 1)
-        else:
+        if self.question:
             self._maybe_ask()
+        elif not self._polling:
+            self._polling = True
+            self._await_engine()
+
+    def _await_engine(self) -> None:
+        """Show the engine's real state (ready or failed), not "loading"."""
+        if self._engine_settled():
+            self._finish(0)
+        else:
+            QTimer.singleShot(250, self._await_engine)
+
+    def _engine_settled(self) -> bool:
+        engine = self.window.engine
+        return engine.ready() or engine.state == "failed" or time.monotonic() > self._engine_deadline
 
     def _maybe_ask(self) -> None:
         if self.question and self._docs_ready and not self._asked and self.window.engine.ready():
@@ -56,6 +72,9 @@ class ScreenshotRunner(QObject):
             self._finish(1)
 
     def _finish(self, code: int) -> None:
+        if self._finishing:
+            return
+        self._finishing = True
         self.code = code
         self._watchdog.stop()
         QTimer.singleShot(SETTLE_MS, self._wait_for_pages)

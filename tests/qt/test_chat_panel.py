@@ -104,3 +104,13 @@ def test_unfinished_json_answer_is_shown_as_words(qtbot, chat):
     text = chat.transcript.toPlainText()
     assert "The NDA lasts for 12 months from the …" in text and "answer cut off" in text
     assert '"answer"' not in text
+
+
+def test_compare_table_answer_renders_as_a_table(qtbot, chat):
+    from app.qt.chat_panel import markdown_html
+    table = ("| topic | document 1 | document 2 | difference |\n|---|---|---|---|\n"
+             "| liability cap | 12 months of fees (p. 4) | 2× fees (p. 6) | B is higher |")
+    assert "<table" in markdown_html(table)
+    chat.begin("Compare clauses")
+    chat.finish(table, [], "retrieval")
+    assert "liability cap" in chat.transcript.toPlainText() and "|" not in chat.transcript.toPlainText()
