@@ -25,6 +25,8 @@ class ScreenshotRunner(QObject):
         self._docs_ready = not has_files
         self._deadline = time.monotonic() + TIMEOUT_S
         self._engine_deadline = time.monotonic() + ENGINE_WAIT_S
+        self._open_failed = False
+        window.loader.sig_failed.connect(lambda *_: setattr(self, "_open_failed", True))
         window.sig_documents_ready.connect(self._on_docs)
         window.sig_answer_shown.connect(self._on_answer)
         window.engine.sig_ready.connect(lambda plan: self._maybe_ask())
@@ -47,7 +49,7 @@ class ScreenshotRunner(QObject):
     def _await_engine(self) -> None:
         """Show the engine's real state (ready or failed), not "loading"."""
         if self._engine_settled():
-            self._finish(0)
+            self._finish(1 if self._open_failed else 0)
         else:
             QTimer.singleShot(250, self._await_engine)
 
