@@ -15,7 +15,6 @@ def run_gui(files: list[str], screenshot: str | None = None, question: str | Non
     """
     if screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import QCoreApplication, QEvent
     from PySide6.QtWidgets import QApplication
 
     from app.qt import errors, theme, workers
@@ -26,7 +25,12 @@ def run_gui(files: list[str], screenshot: str | None = None, question: str | Non
     app.setApplicationDisplayName("Pagewise")
     app.setDesktopFileName("pagewise")
     theme.apply(app)
+    # Quit when *this* window closes (not "when the last window closes", which also fires
+    # a late quit into whatever event loop runs next when run_gui is called in-process).
+    quit_on_last = app.quitOnLastWindowClosed()
+    app.setQuitOnLastWindowClosed(False)
     window = MainWindow()
+    window.sig_closed.connect(lambda: app.exit(0))
     errors.install_hooks(window)
     runner = None
     if screenshot:
@@ -45,8 +49,5 @@ def run_gui(files: list[str], screenshot: str | None = None, question: str | Non
     finally:
         errors.uninstall_hooks()
         workers.wait_all(15000)   # lets a half-started engine be stopped
-        # Delete widgets while Qt is still whole, not during interpreter shutdown.
-        window.deleteLater()
-        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
-        app.processEvents()
+        app.setQuitOnLastWindowClosed(quit_on_last)
     return code

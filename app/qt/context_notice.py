@@ -9,7 +9,7 @@ from pathlib import Path
 
 from app.qt import workers
 
-_TOKENS: dict[int, int] = {}     # doc id → estimated tokens of its whole text
+_TOKENS: dict[str, int] = {}     # document SHA-256 → estimated tokens of its whole text (ids are per library)
 
 
 def _count(ctx, library, doc_id: int) -> int:
@@ -42,12 +42,12 @@ def compose(info, tokens: int | None, context_tokens: int) -> str:
 
 def update(library, pane, info, context_tokens: int) -> None:
     """Set the pane's notice now, and again once the token count is known."""
-    pane.set_notice(compose(info, _TOKENS.get(info.id), context_tokens))
-    if info.id in _TOKENS or not context_tokens:
+    pane.set_notice(compose(info, _TOKENS.get(info.sha256), context_tokens))
+    if info.sha256 in _TOKENS or not context_tokens:
         return
 
     def done(tokens: int) -> None:
-        _TOKENS[info.id] = tokens
+        _TOKENS[info.sha256] = tokens
         shown = Path(pane.path).resolve() if pane.path else None
         if shown in (Path(info.path).resolve(), Path(info.last_path or info.path).resolve()):
             pane.set_notice(compose(info, tokens, context_tokens))

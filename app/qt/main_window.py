@@ -27,6 +27,8 @@ class MainWindow(QMainWindow):
     """Every open pane's document is displayed and indexed (or has failed)."""
     sig_answer_shown = Signal()
     """An answer (or its failure) is on screen, citations included."""
+    sig_closed = Signal()
+    """The window closed (layout saved, engine stopped)."""
 
     def __init__(self, library=None, engine: EngineController | None = None, start_engine: bool = True) -> None:
         super().__init__()
@@ -315,3 +317,4 @@ class MainWindow(QMainWindow):
         for pane in (self.pane_a, self.pane_b):
             pane.close_document(wait_s=2.0)
         super().closeEvent(event)
+        self.sig_closed.emit()
