@@ -92,14 +92,36 @@ def choose_mode(doc_tokens: int, budget: int, prefill_tps: float | None, cached:
     return "whole-document" if doc_tokens / prefill_tps <= MAX_FIRST_WAIT_S else "retrieval"
 
 
+_ANSWER_FIELD = re.compile(r'"answer"\s*:\s*"((?:[^"\\]|\\.)*)', re.S)
+_CITATION_OBJ = re.compile(r'\{\s*"doc"\s*:[^{}]*\}', re.S)
+
+
+def _salvage(text: str) -> tuple[str, list[dict]]:
+    """A reply cut off at the token limit: keep the answer text and the complete citations."""
+    m = _ANSWER_FIELD.search(text)
+    if not m:
+        return text, []
+    try:
+        answer = json.loads(f'"{m.group(1)}"')
+    except json.JSONDecodeError:
+        answer = m.group(1)
+    cites = []
+    for obj in _CITATION_OBJ.findall(text[m.end():]):
+        try:
+            cites.append(json.loads(obj))
+        except json.JSONDecodeError:
+            continue
+    return answer.strip() + " …", [c for c in cites if isinstance(c, dict)]
+
+
 def parse_reply(raw: str) -> tuple[str, list[dict]]:
-    """The model's JSON; a reply that is not JSON becomes an answer without citations."""
+    """The model's JSON; a reply cut short is salvaged; anything else is an answer without citations."""
     text = raw.strip()
     match = re.search(r"\{.*\}", text, re.S)
     try:
         data = json.loads(match.group(0) if match else text)
     except (json.JSONDecodeError, AttributeError):
-        return text, []
+        return _salvage(text)
     if not isinstance(data, dict):
         return text, []
     cites = [c for c in data.get("citations") or [] if isinstance(c, dict)]

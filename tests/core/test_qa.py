@@ -48,6 +48,12 @@ def test_parse_reply_tolerates_junk():
     assert qa.parse_reply('{"answer": "x", "citations": ["bad", {"doc": 1}]}')[1] == [{"doc": 1}]
 
 
+def test_parse_reply_salvages_a_reply_cut_at_the_token_limit():
+    cut = '{"answer": "The term is \\"two years\\".", "citations": [{"doc": 1, "page": 3, "quote": "two years"}, {"doc": 1, "pa'
+    answer, cites = qa.parse_reply(cut)
+    assert answer.startswith('The term is "two years".') and cites == [{"doc": 1, "page": 3, "quote": "two years"}]
+
+
 def test_question_language_and_templates():
     zh = prompts.messages("CTX", "定金有没有上限？", whole=True)
     en = prompts.messages("CTX", "Is there a cap?", whole=True)
