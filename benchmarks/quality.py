@@ -151,12 +151,18 @@ def main(argv=None) -> dict:
     ap.add_argument("--mode", choices=("auto", "whole-document", "retrieval"), default="auto")
     ap.add_argument("--prefill-tps", type=float, default=215.0,
                     help="prefill speed the app is told it has (auto mode); 215 = SmolLM2 on 2 idle cores")
+    ap.add_argument("--answer-max-chars", type=int, default=0,
+                    help="experiment, not the app: bound the answer string in the JSON schema (maxLength), so "
+                         "a rambling model must close it and reach the citations")
     ap.add_argument("--quick", action="store_true", help="CI smoke run: 1 question, 2 retrieved pages, 48-token answer")
     ap.add_argument("--eval", type=Path, default=common.EVAL)
     ap.add_argument("--out", type=Path, default=None, help="folder for quality.json (default out/bench)")
+    ap.add_argument("--name", default="quality", help="JSON file name (e.g. for an experiment beside the default)")
     args = ap.parse_args(argv)
-    from app.core import qa
+    from app.core import prompts, qa
     from app.core.library import Library
+    if args.answer_max_chars:
+        prompts.ANSWER_SCHEMA["properties"]["answer"]["maxLength"] = args.answer_max_chars
     questions = [json.loads(l) for l in args.eval.read_text(encoding="utf-8").splitlines() if l.strip()]
     if args.quick:
         # CI checks that it runs, not what it scores: a short context and a short answer
@@ -173,10 +179,11 @@ def main(argv=None) -> dict:
     seconds = common.now() - began
     ask = ask_summary(rows)
     checks = show(ask, rec, seconds)
-    data = {"quick": args.quick, "mode": args.mode, "asked": len(asked), "of": len(questions),
+    data = {"quick": args.quick, "mode": args.mode, "answer_max_chars": args.answer_max_chars or None,
+            "answer_tokens": qa.ANSWER_TOKENS, "asked": len(asked), "of": len(questions),
             "seconds": seconds, "ask": ask, "retrieval": rec, "questions": rows,
             "checks": [{"target": t, "met": ok} for t, ok in checks]}
-    common.write_json("quality", data, args.out)
+    common.write_json(args.name, data, args.out)
     return data
 
 

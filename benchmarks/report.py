@@ -22,7 +22,7 @@ RERUN = {"ingest": "benchmarks/ingest.py", "latency": "benchmarks/latency.py",
 
 def load(folder: Path) -> dict:
     out = {}
-    for name in NAMES:
+    for name in (*NAMES, "quality_experiment"):   # the latter: quality.py --name quality_experiment …
         path = folder / f"{name}.json"
         if path.is_file():
             out[name] = json.loads(path.read_text(encoding="utf-8"))
@@ -85,10 +85,36 @@ def _join(values) -> str:
     return ",".join(str(v) for v in values or []) or "?"
 
 
+ASK_HEAD = ["group", "questions", "citations", "verified", "on a gold page", "answered", "'not stated'",
+            "hit the token limit", "median s"]
+
+
+def _ask_rows(d: dict) -> list[list]:
+    rows = []
+    for g, s in d["ask"].items():
+        keep = [q for q in d["questions"] if _in_group(q, g)]
+        cut = sum(q.get("completion_tokens", 0) >= d.get("answer_tokens", 400) for q in keep)
+        rows.append([g, s["questions"], s["citations"], f"{s['verified_share']:.2f}", f"{s['gold_share']:.2f}",
+                     f"{s['answered_with_verified_gold']:.2f}", f"{s['not_stated_share']:.2f}",
+                     f"{cut}/{len(keep)}", f"{s['median_seconds']:.0f}"])
+    return rows
+
+
+def _in_group(q: dict, group: str) -> bool:
+    """The groups of quality.ask_summary: en / zh answerable, unanswerable, all."""
+    if group in ("all", "unanswerable"):
+        return group == "all" or q["type"] == "unanswerable"
+    return q["type"] != "unanswerable" and q["lang"] == group
+
+
+def experiment_md(d: dict) -> list[str]:
+    return ["", f"**Experiment, not the app** (`quality.py --answer-max-chars {d.get('answer_max_chars')}`): the "
+            f"JSON schema's `answer` string bounded to {d.get('answer_max_chars')} characters, same "
+            f"{d['asked']} questions, {d['seconds'] / 60:.1f} min:", "", *_table(ASK_HEAD, _ask_rows(d))]
+
+
 def quality_md(d: dict) -> list[str]:
-    ask = [[g, s["questions"], s["citations"], f"{s['verified_share']:.2f}", f"{s['gold_share']:.2f}",
-            f"{s['answered_with_verified_gold']:.2f}", f"{s['not_stated_share']:.2f}", f"{s['median_seconds']:.0f}"]
-           for g, s in d["ask"].items()]
+    ask = _ask_rows(d)
     rec = []
     for setting, sides in d["retrieval"].items():
         for g, v in sides["ours"].items():
@@ -101,8 +127,7 @@ def quality_md(d: dict) -> list[str]:
             f"({d['mode']} mode → {', '.join(modes)}), {d['seconds'] / 60:.1f} min in all. "
             "Shares are of all citations in the group; \"answered\" = questions with at least one "
             "verified citation on a gold page.", "",
-            *_table(["group", "questions", "citations", "verified", "on a gold page", "answered",
-                     "'not stated'", "median s"], ask), "",
+            *_table(ASK_HEAD, ask), *(experiment_md(d["experiment"]) if d.get("experiment") else []), "",
             "Page retrieval on all dev questions (benchmarks/retrieval.py's evaluation), ours vs naive page BM25:", "",
             *_table(["setting", "group", "n", "R@1", "R@5", "MRR", "naive R@1", "naive R@5", "naive MRR"], rec)]
 
@@ -146,6 +171,8 @@ def main(argv=None) -> None:
     ap.add_argument("--docs", type=Path, default=common.ROOT / "docs")
     args = ap.parse_args(argv)
     data = load(args.src)
+    if "quality" in data and "quality_experiment" in data:
+        data["quality"]["experiment"] = data.pop("quality_experiment")
     if not data:
         sys.exit(f"no benchmark results in {args.src}: run the benchmarks first")
     args.docs.mkdir(parents=True, exist_ok=True)
