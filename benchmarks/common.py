@@ -121,9 +121,12 @@ def run_child_plain(argv: list[str], timeout_s: float = 900) -> str:
 
 
 # --- output ----------------------------------------------------------------------------------
+_LOAD_AT_START = load_average()      # when the benchmark began (this module is imported first)
+
+
 def machine() -> dict:
     return {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
-            "load_avg": load_average()}
+            "load_avg_start": _LOAD_AT_START, "load_avg": load_average()}
 
 
 def git_commit() -> str:

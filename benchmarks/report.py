@@ -48,8 +48,9 @@ def _table(head: list[str], rows: list[list]) -> list[str]:
 def _when(d: dict) -> str:
     m = d.get("machine", {})
     quick = " — **quick smoke run, not representative**" if d.get("quick") else ""
+    start = f"{m['load_avg_start'][0]} at the start, " if m.get("load_avg_start") else ""
     return (f"_Measured {d.get('when', '?')} at commit {d.get('commit', '?')}, {m.get('cpus', '?')} CPUs, "
-            f"load average {'/'.join(str(x) for x in m.get('load_avg', []))} when it ended{quick}._")
+            f"load average (1 min) {start}{(m.get('load_avg') or ['?'])[0]} at the end{quick}._")
 
 
 def ingest_md(d: dict) -> list[str]:
@@ -69,7 +70,9 @@ def latency_md(d: dict) -> list[str]:
              f"{v.get('ours_decode_tps') or 0:.1f} / {v.get('inproc_decode_tps') or 0:.1f}"] for k, v in s.items()]
     starts = [t for r in d["rounds"] for t in r["ours"].get("worker_start_s", [])]
     return [_when(d), "",
-            f"Document: `{Path(doc['path']).name}` ({doc['pages']} pages, {doc['prompt_tokens']} prompt tokens),"
+            f"Document: `{Path(doc['path']).name}` ({doc['pages']} pages, {doc['prompt_tokens']} prompt tokens), "
+            f"the largest contract in `contracts-en` the app sends whole within the plan's "
+            f"{d['rounds'][0]['ours'].get('n_ctx', '?')}-token context;"
             f" **{doc['mode']}** mode, answers up to {doc['answer_tokens_max']} tokens, {len(d['rounds'])} round(s);"
             f" same messages on both sides: {d['same_prompt']}. Ratios are medians of the back-to-back pairs.", "",
             *_table(["question", "ours TTFT s", "in-process TTFT s", "TTFT ratio", "ours total s",
@@ -94,10 +97,14 @@ def _ask_rows(d: dict) -> list[list]:
     for g, s in d["ask"].items():
         keep = [q for q in d["questions"] if _in_group(q, g)]
         cut = sum(q.get("completion_tokens", 0) >= d.get("answer_tokens", 400) for q in keep)
-        rows.append([g, s["questions"], s["citations"], f"{s['verified_share']:.2f}", f"{s['gold_share']:.2f}",
+        rows.append([g, s["questions"], s["citations"], _share(s["verified_share"]), _share(s["gold_share"]),
                      f"{s['answered_with_verified_gold']:.2f}", f"{s['not_stated_share']:.2f}",
                      f"{cut}/{len(keep)}", f"{s['median_seconds']:.0f}"])
     return rows
+
+
+def _share(value: float) -> str:
+    return "—" if value != value else f"{value:.2f}"      # nan: no citations to share out
 
 
 def _in_group(q: dict, group: str) -> bool:
