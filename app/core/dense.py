@@ -40,16 +40,21 @@ def _embedder():
         return _model
 
 
-def embed_missing(con: sqlite3.Connection, lock, doc_ids: list[int] | None,
-                  progress: Callable[[int, int], None] | None = None, batch: int = 8) -> int:
-    """Compute vectors for chunks that have none yet; returns how many were added."""
-    import numpy as np
-    sql = ("SELECT c.id, c.text FROM chunks c LEFT JOIN chunk_vectors v ON v.chunk_id = c.id "
-           "AND v.model = ? WHERE v.chunk_id IS NULL")
+def _for_docs(sql: str, doc_ids: list[int] | None) -> tuple[str, list]:
+    """Narrow a chunk query (alias c, first parameter = the model) to some documents."""
     args: list = [MODEL]
     if doc_ids is not None:
         sql += f" AND c.doc_id IN ({','.join('?' * len(doc_ids))})"
         args += list(doc_ids)
+    return sql, args
+
+
+def embed_missing(con: sqlite3.Connection, lock, doc_ids: list[int] | None,
+                  progress: Callable[[int, int], None] | None = None, batch: int = 8) -> int:
+    """Compute vectors for chunks that have none yet; returns how many were added."""
+    sql = ("SELECT c.id, c.text FROM chunks c LEFT JOIN chunk_vectors v ON v.chunk_id = c.id "
+           "AND v.model = ? WHERE v.chunk_id IS NULL")
+    sql, args = _for_docs(sql, doc_ids)
     with lock:
         todo = con.execute(sql + " ORDER BY c.id", args).fetchall()
     model = _embedder()
@@ -85,10 +90,7 @@ def search(con: sqlite3.Connection, question: str, doc_ids: list[int] | None,
     import numpy as np
     sql = ("SELECT v.chunk_id, v.vec FROM chunk_vectors v JOIN chunks c ON c.id = v.chunk_id "
            "WHERE v.model = ?")
-    args: list = [MODEL]
-    if doc_ids is not None:
-        sql += f" AND c.doc_id IN ({','.join('?' * len(doc_ids))})"
-        args += list(doc_ids)
+    sql, args = _for_docs(sql, doc_ids)
     rows = con.execute(sql, args).fetchall()
     if not rows:
         return []
