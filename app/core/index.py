@@ -11,12 +11,12 @@ import json
 import math
 import re
 import sqlite3
-import unicodedata
 from dataclasses import dataclass
+from operator import add
 
 from app.core.documents.chunking import Piece
 from app.core.documents.structure import cn_to_int, roman_to_int
-from app.core.textnorm import join_hyphenation, normalize
+from app.core.textnorm import join_hyphenation, nfkc, normalize
 
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
 _WORD = re.compile(r"[^\W_]+")
@@ -27,11 +27,10 @@ WEIGHTS = (1.0, 6.0, 0.0, 1.0)
 
 
 def bigrams(run: str) -> list[str]:
-    return [run] if len(run) < 2 else [run[i:i + 2] for i in range(len(run) - 1)]
+    return [run] if len(run) < 2 else list(map(add, run, run[1:]))
 
 
 _CJK_SPAN = re.compile(rf"{_CJK_RUN.pattern}(?:\s+{_CJK_RUN.pattern})*")  # CJK across line wraps
-_WS = re.compile(r"\s+")
 
 
 def index_text(text: str) -> str:
@@ -39,10 +38,15 @@ def index_text(text: str) -> str:
     every CJK run (line wraps removed) spelled as space-separated bigrams. Lighter than
     normalize(): case, quotes and spacing are the tokenizer's business, and this runs
     over every chunk at ingestion. Yields the same tokens as normalize() would."""
-    text = join_hyphenation(text).replace("\u00ad", "")
-    if not unicodedata.is_normalized("NFKC", text):
-        text = unicodedata.normalize("NFKC", text)
-    return _CJK_SPAN.sub(lambda m: " " + " ".join(bigrams(_WS.sub("", m.group()))) + " ", text)
+    text = nfkc(join_hyphenation(text).replace("\u00ad", ""))
+    return text if text.isascii() else _CJK_SPAN.sub(_spell_bigrams, text)
+
+
+def _spell_bigrams(m: re.Match) -> str:
+    run = m.group()
+    if not run.isalpha():   # wrapped across lines: drop the whitespace
+        run = "".join(run.split())
+    return f" {run} " if len(run) < 2 else f" {' '.join(map(add, run, run[1:]))} "
 
 
 def section_token(key: str) -> str:
