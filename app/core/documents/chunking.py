@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import repeat
 
-from app.core.documents.structure import Heading, heading_of, short_title
+from app.core.documents.structure import Heading, heading_of, maybe_heading, short_title
 from app.core.documents.types import Chunk
 from app.core.textnorm import IDEOGRAPH_CLASS
 
@@ -18,12 +19,12 @@ OVERLAP = 200       # carried from one split piece into the next
 _RANK = {"编": 0, "分编": 1, "章": 2, "节": 3, "、": 2}
 
 
-_IDEOGRAPH = re.compile(f"[{IDEOGRAPH_CLASS}]")
+_IDEOGRAPHS = re.compile(f"[{IDEOGRAPH_CLASS}]+")   # runs: fewer matches than one per character
 
 
 def size(text: str) -> int:
     """Length in 'Latin characters': one Chinese character carries about a word."""
-    return len(text) if text.isascii() else len(text) + 2 * len(_IDEOGRAPH.findall(text))
+    return len(text) if text.isascii() else len(text) + 2 * sum(map(len, _IDEOGRAPHS.findall(text)))
 
 
 @dataclass
@@ -45,10 +46,6 @@ class _Unit:
     def size(self) -> int:
         return sum(self.sizes)
 
-    def add(self, page: int, line: str) -> None:
-        self.lines.append((page, line))
-        self.sizes.append(size(line) + 1)
-
 
 def make_chunks(body: list[list[str]]) -> list[Piece]:
     """`body[i]` = lines of page i+1 with running headers/footers removed."""
@@ -62,22 +59,35 @@ def make_chunks(body: list[list[str]]) -> list[Piece]:
 
 def _units(body: list[list[str]]) -> list[_Unit]:
     units, stack = [_Unit()], []            # stack: (rank, title) of enclosing headings
+    context = ""                            # their titles, joined
     for page_no, lines in enumerate(body, start=1):
-        for line in lines:
-            h = heading_of(line)
-            unit = units[-1]
+        sizes = [len(l) + 1 if l.isascii() else size(l) + 1 for l in lines]
+        start = 0                           # lines[start:i] still go to units[-1]
+        # Only lines that may start a heading are looked at; the rest move in slices.
+        for i in [i for i, l in enumerate(lines) if maybe_heading(l)]:
+            h = heading_of(lines[i])
             if h and h.level <= 2:
+                _extend(units[-1], page_no, lines, sizes, start, i)
                 if h.level == 1:
                     rank = _RANK.get(h.key[0], 2)
                     stack = [s for s in stack if s[0] < rank] + [(rank, h.title)]
-                unit = _Unit(heads=[h], context=" ".join(t for _, t in stack if t))
-                units.append(unit)
-            elif unit.heads and len(unit.lines) == 1 and not unit.heads[-1].title:
-                # "18.4." alone on its line: the title starts the next line.
-                head = unit.heads[-1]
-                unit.heads[-1] = _with_title(head, line)
-            unit.add(page_no, line)
+                    context = " ".join(t for _, t in stack if t)
+                units.append(_Unit(heads=[h], context=context))
+                start = i
+        _extend(units[-1], page_no, lines, sizes, start, len(lines))
     return [u for u in units if u.lines]
+
+
+def _extend(unit: _Unit, page_no: int, lines: list[str], sizes: list[int], a: int, b: int) -> None:
+    """Append lines[a:b] of page `page_no` to `unit`."""
+    if a >= b:
+        return
+    second = a + 1 - len(unit.lines)        # index in `lines` of the unit's second line
+    if unit.heads and a <= second < b and not unit.heads[-1].title:
+        # "18.4." alone on its line: the title starts the next line.
+        unit.heads[-1] = _with_title(unit.heads[-1], lines[second])
+    unit.lines.extend(zip(repeat(page_no), lines[a:b]))
+    unit.sizes.extend(sizes[a:b])
 
 
 def _with_title(head: Heading, line: str) -> Heading:
@@ -111,40 +121,38 @@ def _split(unit: _Unit) -> list[list[tuple[int, str]]]:
     """Greedy windows of ≤ MAX_SIZE; prefer cutting before a sub-item; overlap a little."""
     if unit.size() <= MAX_SIZE:
         return [unit.lines]
-    out, cur, cur_size = [], [], 0
-    for item, s in zip(unit.lines, unit.sizes):
-        sub = cur_size > MAX_SIZE // 2 and (h := heading_of(item[1])) is not None and h.level == 3
-        if cur and (cur_size + s > MAX_SIZE or sub):
-            out.append(cur)
-            cur = _tail(cur)
-            cur_size = sum(size(l) + 1 for _, l in cur)
-        cur.append(item)
+    lines, sizes = unit.lines, unit.sizes
+    out, start, cur_size = [], 0, 0         # the current window is lines[start:i]
+    for i, s in enumerate(sizes):
+        sub = (cur_size > MAX_SIZE // 2 and maybe_heading(lines[i][1])
+               and (h := heading_of(lines[i][1])) is not None and h.level == 3)
+        if i > start and (cur_size + s > MAX_SIZE or sub):
+            out.append(lines[start:i])
+            # The next window opens with the last lines of this one, up to OVERLAP.
+            j, cur_size = i, 0
+            while j > start and cur_size + sizes[j - 1] <= OVERLAP:
+                j -= 1
+                cur_size += sizes[j]
+            start = j
         cur_size += s
-    if cur:
-        out.append(cur)
+    out.append(lines[start:])
     return out
 
 
-def _tail(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
-    tail, total = [], 0
-    for item in reversed(lines):
-        total += size(item[1]) + 1
-        if total > OVERLAP:
-            break
-        tail.insert(0, item)
-    return tail
-
-
 def _piece(ordinal: int, unit: _Unit, lines: list[tuple[int, str]]) -> Piece:
-    spans, parts, offset = [], [], 0
-    for page, line in lines:
-        if not spans or spans[-1][0] != page:
-            spans.append((page, offset))
-        parts.append(line)
-        offset += len(line) + 1
+    first, end = lines[0][0], lines[-1][0]
+    if first == end:                        # most chunks lie on one page
+        spans = [(first, 0)]
+    else:
+        spans, offset, last = [], 0, 0
+        for page, line in lines:
+            if page != last:
+                spans.append((page, offset))
+                last = page
+            offset += len(line) + 1
     main = next((h for h in unit.heads if h.level == 2), unit.heads[0] if unit.heads else None)
     titles = [h.title for h in unit.heads if h.title]
-    chunk = Chunk(ordinal=ordinal, page_start=lines[0][0], page_end=lines[-1][0],
-                  section=main.label if main else "", text="\n".join(parts))
+    chunk = Chunk(ordinal=ordinal, page_start=first, page_end=end,
+                  section=main.label if main else "", text="\n".join([l for _, l in lines]))
     heading = " ".join(dict.fromkeys([unit.context] + titles)).strip()
     return Piece(chunk, tuple(dict.fromkeys(h.key for h in unit.heads)), heading, tuple(spans))

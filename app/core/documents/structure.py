@@ -5,6 +5,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
 from app.core.textnorm import cjk_share
 
@@ -55,9 +56,13 @@ def roman_to_int(text: str) -> int | None:
     return sum(-v if i + 1 < len(values) and v < values[i + 1] else v for i, v in enumerate(values))
 
 
+_DOTTED = re.compile(r"\d+(\.\d+)*")
+
+
+@lru_cache(maxsize=4096)   # a document repeats its few numbers (（一）, 5, 第三条) many times
 def _key(number: str) -> str:
     """'5.2' → '5.2'; '五' → '5'; 'VII' → '7' — one form for matching queries to sections."""
-    if re.fullmatch(r"\d+(\.\d+)*", number):
+    if _DOTTED.fullmatch(number):
         return ".".join(str(int(p)) for p in number.split("."))
     value = cn_to_int(number)
     if value is None:
@@ -85,6 +90,13 @@ _PATTERNS: list[tuple[re.Pattern, int, str]] = [
 # Every heading starts with one of these: a cheap test that spares most body lines
 # the ten patterns below.
 _MAYBE = re.compile(rf"\s*(?:[\d第（(§{_CN_DIGITS}]|[a-z]\)|section|clause|article)", re.I)
+maybe_heading = _MAYBE.match   # falsy: the line is surely no heading (what heading_of tests first)
+# All ten patterns as one alternation: tried in the same order, the first that matches
+# wins, as in a loop over them, but in one call; each has one group, so the group that
+# took part (lastindex) tells which pattern matched.
+_ANY = re.compile("|".join(f"(?{'i' if p.flags & re.I else ''}:{p.pattern.removeprefix('^')})"
+                           for p, _, _ in _PATTERNS))
+_KINDS = [(level, fmt) for _, level, fmt in _PATTERNS]
 
 
 def heading_of(line: str) -> Heading | None:
@@ -92,25 +104,27 @@ def heading_of(line: str) -> Heading | None:
     if not _MAYBE.match(line):
         return None
     s = line.strip()
-    for pattern, level, fmt in _PATTERNS:
-        m = pattern.match(s)
-        if not m:
-            continue
-        number = m.group(1)
-        label = fmt.format(number) if fmt else m.group(0).replace(" ", "")
-        key = _key(number)
-        if not fmt or fmt == "{}、":  # 第八章 → 章8, 一、 → 、1: not article 8 / 1
-            key = label[-1] + key
-        # Chinese articles and sub-items have no titles: their first words are body text.
-        titled = level < 3 and not fmt.endswith("条")
-        title = short_title(s[m.end():].strip(" .\u3000")) if titled else ""
-        return Heading(label=label, level=level, title=title, key=key)
-    return None
+    m = _ANY.match(s)
+    if not m:
+        return None
+    level, fmt = _KINDS[m.lastindex - 1]
+    number = m.group(m.lastindex)
+    label = fmt.format(number) if fmt else m.group(0).replace(" ", "")
+    key = _key(number)
+    if not fmt or fmt == "{}、":  # 第八章 → 章8, 一、 → 、1: not article 8 / 1
+        key = label[-1] + key
+    # Chinese articles and sub-items have no titles: their first words are body text.
+    titled = level < 3 and not fmt.endswith("条")
+    title = short_title(s[m.end():].strip(" .\u3000")) if titled else ""
+    return Heading(label=label, level=level, title=title, key=key)
+
+
+_TITLE = re.compile(r"^([^.。:：]{1,80})[.。:：]")
 
 
 def short_title(rest: str) -> str:
     """'Payment Dispute. If Customer …' → 'Payment Dispute' (titles end at the first stop)."""
-    m = re.match(r"^([^.。:：]{1,80})[.。:：]", rest)
+    m = _TITLE.match(rest)
     if m:
         return m.group(1).strip()
     return rest if len(rest) <= 60 else ""
