@@ -8,7 +8,8 @@ from typing import Callable
 from app.core.documents.chunking import Piece, make_chunks
 from app.core.documents.errors import NoTextLayer
 from app.core.documents.pdf import GARBAGE_LIMIT, RawFile, extract_pages, garbage_ratio, open_pdf
-from app.core.documents.structure import detect_language, line_key, running_keys, strip_running
+from app.core.documents.structure import (detect_language, edge_keys, line_key, running_keys,
+                                          strip_running)
 from app.core.documents.types import Page
 
 
@@ -42,10 +43,11 @@ def ingest(raw: RawFile, password: str | None = None,
         warnings.append(f"{len(garbled)} of {len(pages)} pages have an unreadable text layer "
                         f"({_ranges(sorted(garbled))}) and are not searchable")
     lines = [p.text.splitlines() if p.number not in garbled else [] for p in pages]
-    keys = running_keys(lines)
+    edges = [edge_keys(page_lines) for page_lines in lines]
+    keys = running_keys(lines, edges)
     # A page that is nothing but its "running" line (a 5-page "Hello world") keeps it.
-    body = [strip_running(page_lines, keys) or [l for l in page_lines if l.strip()]
-            for page_lines in lines]
+    body = [strip_running(page_lines, keys, edge) or [l for l in page_lines if l.strip()]
+            for page_lines, edge in zip(lines, edges)]
     return Ingested(raw=raw, title=_title(meta_title, lines, keys, raw), warnings=warnings,
                     lang=detect_language([p.text for p in usable]), pages=pages,
                     pieces=make_chunks(body))

@@ -144,13 +144,14 @@ def line_key(line: str) -> str:
     return _DIGITS.sub("#", " ".join(line.split()).casefold())
 
 
-def running_keys(pages: list[list[str]]) -> set[str]:
-    """Keys of lines that recur at the top/bottom of many pages (headers, footers)."""
+def running_keys(pages: list[list[str]], edges: list[dict[int, str]] | None = None) -> set[str]:
+    """Keys of lines that recur at the top/bottom of many pages (headers, footers).
+    `edges`: edge_keys() of each page, when the caller has them already."""
     n = len(pages)
     counts: Counter[str] = Counter()
     example: dict[str, str] = {}
-    for lines in pages:
-        keyed = {line_key(l): l for l in edge_lines(lines)}
+    for lines, edge in zip(pages, edges or map(edge_keys, pages)):
+        keyed = {k: lines[i] for i, k in edge.items()}
         counts.update(keyed.keys())
         example.update(keyed)
     keys = {k for k in counts if _PAGE_NUMBER.match(k)}
@@ -162,16 +163,19 @@ def running_keys(pages: list[list[str]]) -> set[str]:
     return keys
 
 
-def edge_lines(lines: list[str]) -> list[str]:
-    body = [l for l in lines if l.strip()]
-    return body if len(body) <= 2 * EDGE else body[:EDGE] + body[-EDGE:]
+def edge_keys(lines: list[str]) -> dict[int, str]:
+    """line_key() of the first and last EDGE non-blank lines, by line index."""
+    idx = [i for i, l in enumerate(lines) if l and not l.isspace()]
+    return {i: line_key(lines[i]) for i in (idx if len(idx) <= 2 * EDGE else idx[:EDGE] + idx[-EDGE:])}
 
 
-def strip_running(lines: list[str], keys: set[str]) -> list[str]:
-    """The page's lines without running headers/footers (only searched near the edges)."""
-    idx = [i for i, l in enumerate(lines) if l.strip()]
-    drop = {i for i in idx[:EDGE] + idx[-EDGE:] if line_key(lines[i]) in keys}
-    return [lines[i] for i in idx if i not in drop]
+def strip_running(lines: list[str], keys: set[str], edge: dict[int, str] | None = None) -> list[str]:
+    """The page's non-blank lines without running headers/footers (only searched near
+    the edges). `edge`: the page's edge_keys(), when the caller has them already."""
+    if edge is None:
+        edge = edge_keys(lines)
+    drop = {i for i, k in edge.items() if k in keys}
+    return [l for i, l in enumerate(lines) if l and not l.isspace() and i not in drop]
 
 
 def detect_language(texts: list[str]) -> str:
