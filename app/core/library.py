@@ -157,7 +157,8 @@ class Library:
             if dense.available():   # BM25 alone unless the optional model is installed
                 vectors = dense.search(self._con, query, doc_ids, limit)
                 if vectors:
-                    found = ranking.fuse(self._con, q, found, vectors, self._dense_weight(query, doc_ids))
+                    langs = dict(self._con.execute("SELECT id, lang FROM documents"))
+                    found = ranking.fuse(self._con, q, found, vectors, ranking.question_lang(query), langs)
         hits: dict[tuple[int, int], Hit] = {}
         for h in found:
             if (h.doc_id, h.page) not in hits:
@@ -167,14 +168,6 @@ class Library:
             if len(hits) == k:
                 break
         return list(hits.values())
-
-    def _dense_weight(self, query: str, doc_ids: list[int] | None) -> float:
-        sql, args = "SELECT DISTINCT lang FROM documents", []
-        if doc_ids is not None:
-            sql += f" WHERE id IN ({','.join('?' * len(doc_ids))})"
-            args = list(doc_ids)
-        langs = {r[0] for r in self._con.execute(sql, args)}
-        return ranking.dense_weight(ranking.question_lang(query), langs)
 
     def embed(self, doc_ids: list[int] | None = None,
               progress: Callable[[int, int], None] | None = None) -> int:

