@@ -99,10 +99,12 @@ def _merge_small(units: list[_Unit]) -> list[_Unit]:
     merged: list[_Unit] = []
     carry: _Unit | None = None
     for unit in units:
-        if carry:
-            unit = _Unit(carry.heads + unit.heads, unit.context or carry.context,
-                         carry.lines + unit.lines, carry.sizes + unit.sizes)
-            carry = None
+        if carry:   # the units are _units()' own: grow the carried one in place
+            carry.heads += unit.heads
+            carry.context = unit.context or carry.context
+            carry.lines += unit.lines
+            carry.sizes += unit.sizes
+            unit, carry = carry, None
         if unit.size() < MIN_SIZE:
             carry = unit
         else:

@@ -113,8 +113,11 @@ def garbage_ratio(text: str) -> float:
     private-use glyphs, U+FFFD) — what a font without a ToUnicode map produces.
     Counted at C speed (no per-character Python loop): str.split() drops the same
     whitespace as regex \\s, and bad characters are found by runs."""
+    bad = sum(map(len, _BAD_CHARS.findall(text)))
+    if not bad:                 # most pages: no need to count the visible characters
+        return 0.0
     visible = len("".join(text.split()))
-    return sum(map(len, _BAD_CHARS.findall(text))) / visible if visible > 0 else 0.0
+    return bad / visible if visible > 0 else 0.0
 
 
 def _one_line(exc: Exception) -> str:
