@@ -1,10 +1,14 @@
 """KV state of long prompts on disk, so a restarted worker answers a known document at once.
 
 Each entry is two files under <root>/<model key>/:
-  <digest>.kv   llama.cpp's own sequence-state file (llama_state_seq_save_file): the KV cells of
-                the evaluated prompt. Measured here: 2,600 tokens save in ~30 ms and restore in
-                ~20 ms, against ~1 s each for Llama.save_state() pickled (it copies the logits
-                too) and 10–40 s to re-read the prompt on this 2-core CPU.
+  <digest>.kv   a 16-byte header (b"PWKV", format version, token count) and then llama.cpp's
+                sequence state (llama_state_seq_get_data: the KV cells of the evaluated prompt,
+                with llama.cpp's own magic and version, which it checks on restore). Restored by
+                mapping the file and handing the mapping to llama_state_seq_set_data: one copy,
+                page cache → KV cache. llama_state_seq_load_file reads into a buffer and copies
+                again (measured, 5.4K tokens = 126 MB on 2 busy cores: ~38 ms mapped, ~55 ms
+                through the file API; re-reading the prompt takes 10–40 s). Entries written by
+                earlier versions (llama_state_seq_save_file) still load through the file API.
   <digest>.tok  the entry's token ids (int32), written last: it is the commit marker, so a
                 crash mid-write leaves at most an orphan .kv that the next prune deletes.
 No index file: the directory listing is the index and file mtimes are the LRU clock, so two
@@ -14,7 +18,9 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import mmap
 import os
+import struct
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +30,8 @@ import numpy as np
 
 DEFAULT_MAX_BYTES = 2 * 1024**3
 MIN_TOKENS = 512          # shorter prompts re-read faster than the file system round trip is worth
+MAGIC, FORMAT = b"PWKV", 1
+HEADER = struct.Struct("<4sII")   # magic, format, token count; llama.cpp's state follows
 
 
 @dataclass
@@ -103,13 +111,44 @@ class KvStore:
     def load(self, ctx, digest: str, capacity: int) -> list[int] | None:
         """Restore an entry into sequence 0; returns its tokens, or None if llama.cpp refused it
         (truncated or foreign file: the caller then evaluates the prompt as usual)."""
-        import llama_cpp  # here, not at module top: lookups and pruning need no engine
         kv = self.dir / f"{digest}.kv"
-        out, n_out = (llama_cpp.llama_token * capacity)(), ctypes.c_size_t(0)
-        if not kv.is_file() or not llama_cpp.llama_state_seq_load_file(
-                ctx, str(kv).encode(), 0, out, capacity, ctypes.byref(n_out)):
+        try:
+            with open(kv, "rb") as f:
+                head = f.read(HEADER.size)
+                if len(head) < HEADER.size:
+                    return None
+                if head[:4] == MAGIC:
+                    tokens = self._load_mapped(ctx, f, head, digest, capacity)
+                else:
+                    tokens = self._load_file(ctx, kv, capacity)
+        except (OSError, ValueError, BufferError):
             return None
-        self.touch(digest)
+        if tokens is not None:
+            self.touch(digest)
+        return tokens
+
+    def _load_mapped(self, ctx, f, head: bytes, digest: str, capacity: int) -> list[int] | None:
+        import llama_cpp  # here, not at module top: lookups and pruning need no engine
+        _, fmt, n_tokens = HEADER.unpack(head)
+        stored = self._load_tokens(self.dir / f"{digest}.tok")
+        if fmt != FORMAT or stored is None or len(stored) != n_tokens or n_tokens > capacity:
+            return None
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            state = np.frombuffer(mm, dtype=np.uint8, offset=HEADER.size)
+            try:
+                ok = llama_cpp.llama_state_seq_set_data(
+                    ctx, state.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8)), state.size, 0)
+            finally:
+                del state                    # the mapping closes only once no view holds it
+        return stored.tolist() if ok else None
+
+    @staticmethod
+    def _load_file(ctx, kv: Path, capacity: int) -> list[int] | None:
+        """An entry in llama.cpp's own file format (written by earlier versions)."""
+        import llama_cpp
+        out, n_out = (llama_cpp.llama_token * capacity)(), ctypes.c_size_t(0)
+        if not llama_cpp.llama_state_seq_load_file(ctx, str(kv).encode(), 0, out, capacity, ctypes.byref(n_out)):
+            return None
         return list(out[:n_out.value])
 
     def touch(self, digest: str) -> None:
@@ -120,9 +159,23 @@ class KvStore:
 
     @staticmethod
     def _write_state(ctx, path: Path, toks: np.ndarray) -> bool:
+        """Header, then llama.cpp's sequence state copied straight into the mapped file."""
         import llama_cpp
-        arr = (llama_cpp.llama_token * len(toks))(*toks.tolist())
-        return bool(llama_cpp.llama_state_seq_save_file(ctx, str(path).encode(), 0, arr, len(toks)))
+        size = llama_cpp.llama_state_seq_get_size(ctx, 0)
+        if not size:
+            return False
+        with open(path, "w+b") as f:
+            f.write(HEADER.pack(MAGIC, FORMAT, len(toks)))
+            f.flush()
+            f.truncate(HEADER.size + size)
+            with mmap.mmap(f.fileno(), HEADER.size + size) as mm:
+                state = np.frombuffer(mm, dtype=np.uint8, offset=HEADER.size)
+                try:
+                    written = llama_cpp.llama_state_seq_get_data(
+                        ctx, state.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8)), size, 0)
+                finally:
+                    del state
+        return written == size
 
     def total_bytes(self) -> int:
         return sum(_size(p) for p in self.dir.iterdir())
