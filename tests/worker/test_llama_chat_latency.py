@@ -1,0 +1,105 @@
+"""What keeps the worker's time to first token at in-process llama-cpp-python's: one llama_decode
+for a prompt's new tokens, one tokenization per prompt, and KV entries restored from a mapping
+(with entries of the older llama.cpp file format still readable)."""
+from __future__ import annotations
+
+import llama_cpp
+import numpy as np
+import pymupdf
+import pytest
+
+from app.core.models import load_catalogue, local_path
+from app.worker.kv_store import MAGIC, KvStore, model_key
+from app.worker.llama_chat import ChatEngine, Params
+from tests.conftest import CORPUS
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def model_path():
+    return local_path(load_catalogue().default)
+
+
+@pytest.fixture(scope="module")
+def document() -> str:
+    pdf = CORPUS / "contracts-en" / "common-paper-mnda.pdf"
+    if not pdf.is_file():
+        pytest.skip(f"corpus not found at {CORPUS}")
+    with pymupdf.open(pdf) as doc:
+        return doc[0].get_text()[:1500]
+
+
+def new_llama(model_path, n_ctx=2048) -> llama_cpp.Llama:
+    return llama_cpp.Llama(str(model_path), n_ctx=n_ctx, n_threads=1, verbose=False)
+
+
+def count_decodes(llm) -> list[int]:
+    """Wrap the context's decode: the list gets each batch's token count."""
+    calls, decode = [], llm._ctx.decode
+
+    def counting(batch):
+        calls.append(batch.batch.n_tokens)
+        return decode(batch)
+
+    llm._ctx.decode = counting
+    return calls
+
+
+def ask(engine, messages, params) -> tuple[str, object]:
+    text, usage = "", None
+    for delta, usage in engine.chat(messages, params):
+        text += delta
+    return text, usage
+
+
+def test_a_follow_up_reads_its_new_tokens_in_one_decode(model_path, document):
+    engine = ChatEngine(new_llama(model_path))
+    first = [{"role": "system", "content": document}, {"role": "user", "content": "Who are the parties?"}]
+    follow = [first[0], {"role": "user", "content": "How long does the agreement last?"}]
+    ask(engine, first, Params(max_tokens=4))
+    calls = count_decodes(engine.llm)
+    _, usage = ask(engine, follow, Params(max_tokens=1))        # one answer token: no decode after it
+    new = usage.prompt_tokens - usage.cached_tokens
+    assert usage.cached_tokens > 200 and 1 < new < engine.batch
+    assert calls == [new]                # the last prompt token is not evaluated a second time
+
+    calls.clear()                        # a long unread part: 128-token slices, the last one included
+    long_doc = [{"role": "system", "content": document[:700]}, follow[1]]
+    _, usage = ask(engine, long_doc, Params(max_tokens=1))
+    assert sum(calls) == usage.prompt_tokens - usage.cached_tokens and max(calls) <= engine.batch
+
+
+def test_tokenize_then_chat_tokenizes_once(model_path, document, monkeypatch):
+    engine = ChatEngine(new_llama(model_path))
+    messages = [{"role": "system", "content": document}, {"role": "user", "content": "Who signs?"}]
+    tokens, stops = engine.tokens_for(messages)
+    monkeypatch.setattr(engine.llm, "tokenize", lambda *a, **k: pytest.fail("tokenized twice"))
+    again, stops_again = engine.tokens_for([dict(m) for m in messages])
+    assert again == tokens and stops_again == stops
+    again.append(0)                                              # callers get their own copy
+    assert engine.tokens_for(messages)[0] == tokens
+
+
+def test_restart_restores_a_mapped_entry_and_an_old_format_file(tmp_path, model_path, document):
+    messages = [{"role": "system", "content": document}, {"role": "user", "content": "Who are the parties?"}]
+    store = KvStore(tmp_path, model_key(model_path), min_tokens=100)
+    cold_text, cold = ask(ChatEngine(new_llama(model_path), store), messages, Params(max_tokens=8))
+    (kv,) = store.dir.glob("*.kv")
+    assert kv.read_bytes()[:4] == MAGIC
+
+    engine = ChatEngine(new_llama(model_path), store)                # a new process, same folder
+    calls = count_decodes(engine.llm)
+    warm_text, warm = ask(engine, messages, Params(max_tokens=1))
+    assert warm.restored_tokens == warm.cached_tokens == warm.prompt_tokens - 1
+    assert calls == [1] and cold_text.startswith(warm_text)
+
+    # an entry written by llama_state_seq_save_file (earlier versions) loads through the file API
+    tokens = np.fromfile(kv.with_suffix(".tok"), dtype=np.int32)
+    llm = engine.llm
+    llm._ctx.kv_cache_seq_rm(-1, len(tokens), -1)                  # the cells of the entry's tokens
+    arr = (llama_cpp.llama_token * len(tokens))(*tokens.tolist())
+    assert llama_cpp.llama_state_seq_save_file(llm._ctx.ctx, str(kv).encode(), 0, arr, len(tokens))
+    assert kv.read_bytes()[:4] != MAGIC
+    fresh = new_llama(model_path)
+    assert store.load(fresh._ctx.ctx, kv.stem, fresh.n_ctx()) == tokens.tolist()
