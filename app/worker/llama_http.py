@@ -62,6 +62,11 @@ class Metrics:
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"          # keep-alive for clients; streams use chunked encoding
+    # Every piece of an answer goes out at once: TCP_NODELAY (no Nagle wait behind a delayed ACK)
+    # and a buffered wfile flushed once per piece, so the headers, the role chunk and the first
+    # token leave in one segment. handle_one_request() flushes whatever a handler leaves behind.
+    disable_nagle_algorithm = True
+    wbufsize = 64 * 1024
     server: "WorkerServer"
     _streaming = False
 
@@ -129,6 +134,8 @@ class Handler(BaseHTTPRequestHandler):
                     parts.append(delta)
                     if stream:
                         self._chunk(base, {"content": delta}, None)
+                if stream and started:
+                    self.wfile.flush()
         finally:
             with srv.metrics.lock:
                 srv.metrics.running -= 1
@@ -146,6 +153,7 @@ class Handler(BaseHTTPRequestHandler):
                                                           "choices": [], "usage": use}).encode() + b"\n\n")
             self._write_chunk(b"data: [DONE]\n\n")
             self._write_chunk(b"")
+            self.wfile.flush()
             return
         self._json(200, {**base, "object": "chat.completion", "usage": use, "choices": [
             {"index": 0, "message": {"role": "assistant", "content": "".join(parts)},
@@ -192,8 +200,7 @@ class Handler(BaseHTTPRequestHandler):
         self._write_chunk(b"data: " + json.dumps(event, ensure_ascii=False).encode() + b"\n\n")
 
     def _write_chunk(self, data: bytes) -> None:
-        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-        self.wfile.flush()
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")   # sent at the next flush
 
     def _json(self, status: int, obj: dict) -> None:
         self._send(status, json.dumps(obj, ensure_ascii=False).encode(), "application/json")
@@ -208,6 +215,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+        self.wfile.flush()
 
 
 def _usage_json(usage) -> dict:
