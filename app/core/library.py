@@ -170,12 +170,18 @@ class Library:
         return list(hits.values())
 
     def embed(self, doc_ids: list[int] | None = None,
-              progress: Callable[[int, int], None] | None = None) -> int:
+              progress: Callable[[int, int], None] | None = None,
+              cancelled: Callable[[], bool] | None = None) -> int:
         """Compute missing dense vectors (slow: run it in the background). Returns how
-        many chunks were embedded; 0 when the optional model is not installed."""
+        many chunks were embedded; 0 when this machine has no embedding model. Raises
+        dense.Cancelled when `cancelled()` turns true (finished batches are kept)."""
         if not dense.available():
             return 0
-        return dense.embed_missing(self._con, self._lock, doc_ids, progress)
+        return dense.embed_missing(self._con, self._lock, doc_ids, progress, cancelled=cancelled)
+
+    def unembedded(self, doc_ids: list[int] | None = None) -> int:
+        """How many chunks still lack a dense vector (0 when there is no embedding model)."""
+        return dense.missing_count(self._con, self._lock, doc_ids) if dense.available() else 0
 
     # --- chat history ------------------------------------------------------------
     def add_exchange(self, doc_ids: list[int], question: str, answer_json: str) -> int:

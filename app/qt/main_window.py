@@ -313,6 +313,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
         self.save_layout()
         self.poller.stop()
+        self.loader.shutdown()
         self.engine.shutdown()
         for pane in (self.pane_a, self.pane_b):
             pane.close_document(wait_s=2.0)

@@ -167,12 +167,12 @@ class PdfPane(QWidget):
         self.notice.setText(text)
         self.notice.setVisible(bool(text))
 
-    def set_progress(self, done: int, total: int, label: str = "Indexing") -> None:
+    def set_progress(self, done: int, total: int, label: str = "Indexing", unit: str = "page") -> None:
         """Ingestion progress under the toolbar; hidden when done."""
         self.progress.setVisible(total > 0 and done < total)
         self.progress.setMaximum(max(total, 1))
         self.progress.setValue(done)
-        self.progress.setFormat(f"{label}: page {done} of {total}")
+        self.progress.setFormat(f"{label}: {unit} {done} of {total}")
 
     # -- navigation and zoom ----------------------------------------------------
     def _on_page_box(self, page: int) -> None:

