@@ -78,12 +78,16 @@ def _drop_cjk_spaces(text: str) -> str:
     return _SPACE_BY_CJK.sub("", text)
 
 
-_IDEOGRAPH = re.compile(f"[{IDEOGRAPH_CLASS}]")
-_LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
+# Runs, not single characters: a page's letters in a few dozen matches, not thousands.
+_IDEOGRAPHS = re.compile(f"[{IDEOGRAPH_CLASS}]+")
+_LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]+")
 
 
 def cjk_share(text: str) -> float:
     """Share of CJK ideographs among letters (0.0 when there are none)."""
-    cjk = len(_IDEOGRAPH.findall(text))
-    latin = len(_LATIN.findall(text))
-    return cjk / (cjk + latin) if cjk + latin else 0.0
+    if text.isascii():
+        return 0.0
+    cjk = sum(map(len, _IDEOGRAPHS.findall(text)))
+    if not cjk:
+        return 0.0
+    return cjk / (cjk + sum(map(len, _LATIN.findall(text))))
