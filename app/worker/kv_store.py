@@ -1,7 +1,7 @@
 """KV state of long prompts on disk, so a restarted worker answers a known document at once.
 
 Each entry is two files under <root>/<model key>/:
-  <digest>.kv   a 16-byte header (b"PWKV", format version, token count) and then llama.cpp's
+  <digest>.kv   a 12-byte header (b"PWKV", format version, token count) and then llama.cpp's
                 sequence state (llama_state_seq_get_data: the KV cells of the evaluated prompt,
                 with llama.cpp's own magic and version, which it checks on restore). Restored by
                 mapping the file and handing the mapping to llama_state_seq_set_data: one copy,

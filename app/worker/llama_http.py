@@ -160,10 +160,11 @@ class Handler(BaseHTTPRequestHandler):
              "finish_reason": usage.finish_reason, "logprobs": None}]})
 
     def _tokenize(self, messages) -> None:
-        """vLLM's /tokenize shape: exact prompt size for the caller's budget (no lock: read-only)."""
+        """vLLM's /tokenize shape: exact prompt size for the caller's budget (no lock: read-only;
+        a disk restore it may start takes the lock on its own thread)."""
         from app.worker.llama_chat import RequestError
         try:
-            tokens, _ = self.server.engine.tokens_for(messages)
+            tokens = self.server.engine.prompt_tokens(messages)
         except RequestError as exc:
             return self._error(400, str(exc))
         self._json(200, {"count": len(tokens), "max_model_len": self.server.engine.llm.n_ctx(),
@@ -230,4 +231,4 @@ class WorkerServer(ThreadingHTTPServer):
     def __init__(self, addr, engine, api_key: str, model_name: str):
         super().__init__(addr, Handler)
         self.engine, self.api_key, self.model_name = engine, api_key, model_name
-        self.lock, self.metrics = threading.Lock(), Metrics()
+        self.lock, self.metrics = engine.lock, Metrics()     # generations and disk restores, one at a time

@@ -3,6 +3,8 @@ for a prompt's new tokens, one tokenization per prompt, and KV entries restored 
 (with entries of the older llama.cpp file format still readable)."""
 from __future__ import annotations
 
+import threading
+
 import llama_cpp
 import numpy as np
 import pymupdf
@@ -103,3 +105,36 @@ def test_restart_restores_a_mapped_entry_and_an_old_format_file(tmp_path, model_
     assert kv.read_bytes()[:4] != MAGIC
     fresh = new_llama(model_path)
     assert store.load(fresh._ctx.ctx, kv.stem, fresh.n_ctx()) == tokens.tolist()
+
+
+def test_tokenize_starts_the_disk_restore_of_a_known_document(tmp_path, model_path, document):
+    messages = [{"role": "system", "content": document}, {"role": "user", "content": "Who are the parties?"}]
+    follow = [messages[0], {"role": "user", "content": "How long does the agreement last?"}]
+    store = KvStore(tmp_path, model_key(model_path), min_tokens=100)
+    ask(ChatEngine(new_llama(model_path), store), messages, Params(max_tokens=1))
+
+    engine = ChatEngine(new_llama(model_path), store)                # restarted
+    tokens = engine.prompt_tokens(follow)                            # /tokenize
+    for thread in threading.enumerate():
+        if thread.name == "kv-restore":
+            thread.join()
+    assert engine.llm.n_tokens > 200                                 # restored while it tokenized
+    calls = count_decodes(engine.llm)
+    with engine.lock:
+        _, usage = ask(engine, follow, Params(max_tokens=1))
+    assert usage.prompt_tokens == len(tokens) and usage.restored_tokens == usage.cached_tokens > 200
+    assert calls == [usage.prompt_tokens - usage.cached_tokens]
+
+    engine.prompt_tokens(follow)                 # the document is in memory now: nothing restored again
+    for thread in threading.enumerate():
+        if thread.name == "kv-restore":
+            thread.join()
+    _, again = ask(engine, follow, Params(max_tokens=1))
+    assert again.restored_tokens == 0 and again.cached_tokens == len(tokens) - 1
+
+    short = ChatEngine(new_llama(model_path), store)                 # another document: left alone
+    short.prompt_tokens([{"role": "user", "content": "Hello there."}])
+    for thread in threading.enumerate():
+        if thread.name == "kv-restore":
+            thread.join()
+    assert short.llm.n_tokens == 0
