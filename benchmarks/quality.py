@@ -168,7 +168,12 @@ def main(argv=None) -> dict:
     ap.add_argument("--eval", type=Path, default=common.EVAL)
     ap.add_argument("--out", type=Path, default=None, help="folder for quality.json (default out/bench)")
     ap.add_argument("--name", default="quality", help="JSON file name (e.g. for an experiment beside the default)")
+    ap.add_argument("--retrieval-only", action="store_true",
+                    help="recompute the retrieval figures (seconds) and keep the `ask` results of the existing "
+                         "JSON, which keeps its own commit and date (`ask_measured`)")
     args = ap.parse_args(argv)
+    if args.retrieval_only:
+        return _refresh_retrieval(args)
     from app.core import prompts, qa
     from app.core.library import Library
     if args.answer_max_chars:
@@ -192,6 +197,25 @@ def main(argv=None) -> dict:
     data = {"quick": args.quick, "mode": args.mode, "answer_max_chars": args.answer_max_chars or None,
             "answer_tokens": qa.ANSWER_TOKENS, "asked": len(asked), "of": len(questions),
             "seconds": seconds, "ask": ask, "retrieval": rec, "questions": rows,
+            "checks": [{"target": t, "met": ok} for t, ok in checks]}
+    common.write_json(args.name, data, args.out)
+    return data
+
+
+def _refresh_retrieval(args) -> dict:
+    from app.core.library import Library
+    path = Path(args.out or common.OUT) / f"{args.name}.json"
+    old = json.loads(path.read_text(encoding="utf-8"))
+    questions = [json.loads(l) for l in args.eval.read_text(encoding="utf-8").splitlines() if l.strip()]
+    with common.temp_home("pagewise-quality-"), tempfile.TemporaryDirectory() as tmp:
+        lib = Library(Path(tmp) / "library.sqlite")
+        ids = {str(p.relative_to(common.CORPUS)): lib.add(p).id for p in common.corpus_files()}
+        rec = retrieval_figures(lib, ids, questions)
+        lib.close()
+    keep = {k: v for k, v in old.items() if k not in ("benchmark", "when", "commit", "machine")}
+    ask_measured = old.get("ask_measured") or {k: old.get(k) for k in ("when", "commit", "machine")}
+    checks = show(old["ask"], rec, old["seconds"])
+    data = {**keep, "retrieval": rec, "ask_measured": ask_measured,
             "checks": [{"target": t, "met": ok} for t, ok in checks]}
     common.write_json(args.name, data, args.out)
     return data

@@ -130,7 +130,10 @@ def quality_md(d: dict) -> list[str]:
                         f"{b.get('r1', 0):.2f}", f"{b.get('r5', 0):.2f}",
                         f"{n.get('r1', 0):.2f}", f"{n.get('r5', 0):.2f}", f"{n.get('mrr', 0):.2f}"])
     modes = sorted({q["mode"] for q in d["questions"]})
-    return [_when(d), "",
+    earlier = d.get("ask_measured")
+    ask_when = (f" (`ask` measured earlier: {earlier.get('when', '?')} at commit {earlier.get('commit', '?')}, "
+                "retrieval figures recomputed with `--retrieval-only`)") if earlier else ""
+    return [_when(d) + ask_when, "",
             f"`ask` with the embedded SmolLM2-135M on {d['asked']} of {d['of']} dev questions "
             f"({d['mode']} mode → {', '.join(modes)}), {d['seconds'] / 60:.1f} min in all. "
             "Shares are of all citations in the group; \"answered\" = questions with at least one "
