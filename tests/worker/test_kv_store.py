@@ -4,33 +4,12 @@ from __future__ import annotations
 import os
 import time
 
-import llama_cpp
 import numpy as np
-import pymupdf
 import pytest
 
-from app.core.models import load_catalogue, local_path
 from app.worker.kv_store import KvStore, common_prefix, model_key
 from app.worker.llama_chat import ChatEngine, Params
-from tests.conftest import CORPUS
-
-
-@pytest.fixture(scope="module")
-def model_path():
-    return local_path(load_catalogue().default)
-
-
-def new_llama(model_path, n_ctx=2048) -> llama_cpp.Llama:
-    return llama_cpp.Llama(str(model_path), n_ctx=n_ctx, n_threads=1, verbose=False)
-
-
-@pytest.fixture(scope="module")
-def document() -> str:
-    pdf = CORPUS / "contracts-en" / "common-paper-mnda.pdf"
-    if not pdf.is_file():
-        pytest.skip(f"corpus not found at {CORPUS}")
-    with pymupdf.open(pdf) as doc:
-        return doc[0].get_text()[:1500]
+from tests.worker.llama_inproc import document, model_path, new_llama  # noqa: F401 (fixtures)
 
 
 class ByteStore(KvStore):

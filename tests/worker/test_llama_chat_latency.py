@@ -7,33 +7,13 @@ import threading
 
 import llama_cpp
 import numpy as np
-import pymupdf
 import pytest
 
-from app.core.models import load_catalogue, local_path
 from app.worker.kv_store import MAGIC, KvStore, model_key
 from app.worker.llama_chat import ChatEngine, Params
-from tests.conftest import CORPUS
+from tests.worker.llama_inproc import document, model_path, new_llama  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def model_path():
-    return local_path(load_catalogue().default)
-
-
-@pytest.fixture(scope="module")
-def document() -> str:
-    pdf = CORPUS / "contracts-en" / "common-paper-mnda.pdf"
-    if not pdf.is_file():
-        pytest.skip(f"corpus not found at {CORPUS}")
-    with pymupdf.open(pdf) as doc:
-        return doc[0].get_text()[:1500]
-
-
-def new_llama(model_path, n_ctx=2048) -> llama_cpp.Llama:
-    return llama_cpp.Llama(str(model_path), n_ctx=n_ctx, n_threads=1, verbose=False)
 
 
 def count_decodes(llm) -> list[int]:
