@@ -14,6 +14,7 @@ whatever vectors exist.
 """
 from __future__ import annotations
 
+import functools
 import sqlite3
 import threading
 from typing import Callable
@@ -28,8 +29,10 @@ class Cancelled(Exception):
     """embed_missing() stopped early because the caller asked it to."""
 
 
+@functools.lru_cache(maxsize=1)
 def _weights():
-    """Path of the embedding weights, or None when this machine cannot run them."""
+    """Path of the embedding weights, or None when this machine cannot run them (looked up
+    once: every search asks)."""
     from app.core import models
     try:
         spec = models.load_catalogue().get(MODEL)
