@@ -58,10 +58,12 @@ def _embedder():
         return _model
 
 
+_WITHOUT_VECTOR = (" FROM chunks c LEFT JOIN chunk_vectors v ON v.chunk_id = c.id AND v.model = ?"
+                   " WHERE v.chunk_id IS NULL")    # chunks this model has not embedded yet
+
+
 def missing_count(con: sqlite3.Connection, lock, doc_ids: list[int] | None) -> int:
-    sql = ("SELECT count(*) FROM chunks c LEFT JOIN chunk_vectors v ON v.chunk_id = c.id "
-           "AND v.model = ? WHERE v.chunk_id IS NULL")
-    sql, args = _for_docs(sql, doc_ids)
+    sql, args = _for_docs("SELECT count(*)" + _WITHOUT_VECTOR, doc_ids)
     with lock:
         return con.execute(sql, args).fetchone()[0]
 
@@ -80,9 +82,7 @@ def embed_missing(con: sqlite3.Connection, lock, doc_ids: list[int] | None,
                   cancelled: Callable[[], bool] | None = None) -> int:
     """Compute vectors for chunks that have none yet; returns how many were added.
     Each batch is committed, so a cancelled or interrupted run keeps what it did."""
-    sql = ("SELECT c.id, c.text FROM chunks c LEFT JOIN chunk_vectors v ON v.chunk_id = c.id "
-           "AND v.model = ? WHERE v.chunk_id IS NULL")
-    sql, args = _for_docs(sql, doc_ids)
+    sql, args = _for_docs("SELECT c.id, c.text" + _WITHOUT_VECTOR, doc_ids)
     with lock:
         todo = con.execute(sql + " ORDER BY c.id", args).fetchall()
     model = _embedder()

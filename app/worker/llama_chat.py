@@ -98,13 +98,19 @@ class ChatEngine:
         self._format = _formatter(llm)
         self._eos = {llm.token_eos()}
         self._grammars: dict[str, LlamaGrammar] = {}
-        self._tokens_cache: OrderedDict[str, tuple[tuple[int, ...], tuple[str, ...]]] = OrderedDict()
+        self._tokens_cache: OrderedDict[str, tuple[tuple[int, ...], tuple[str, ...], str]] = OrderedDict()
         self._tokens_lock = threading.Lock()   # /tokenize runs outside the generation lock
 
     def tokens_for(self, messages: list[dict]) -> tuple[list[int], list[str]]:
-        """Chat template → token ids and the template's stop strings. The last few results are
-        kept: a client sizes its prompt with /tokenize and then sends the same messages (~15 ms
-        to tokenize a 5K-token document on 2 cores, paid once instead of twice)."""
+        """Chat template → token ids and the template's stop strings."""
+        tokens, stops, _ = self._prompt(messages)
+        return list(tokens), list(stops)
+
+    def _prompt(self, messages: list[dict], result=None) -> tuple[tuple[int, ...], tuple[str, ...], str]:
+        """Token ids, stop strings and the prompt's first EARLY_CHARS characters. The last few
+        results are kept: a client sizes its prompt with /tokenize and then sends the same
+        messages (~15 ms to tokenize a 5K-token document on 2 cores, paid once instead of
+        twice). `result`: the template already applied by the caller."""
         try:
             key = hashlib.sha1(json.dumps(messages, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
         except (TypeError, ValueError):          # not JSON-able: the template will say what is wrong
@@ -113,22 +119,22 @@ class ChatEngine:
             hit = self._tokens_cache.get(key) if key else None
             if hit is not None:
                 self._tokens_cache.move_to_end(key)
-        if hit is not None:
-            return list(hit[0]), list(hit[1])
-        try:
-            result = self._format(messages=messages)
-        except Exception as exc:  # jinja errors, bad roles...
-            raise RequestError(f"cannot apply the chat template: {exc}") from None
+                return hit
+        if result is None:
+            try:
+                result = self._format(messages=messages)
+            except Exception as exc:  # jinja errors, bad roles...
+                raise RequestError(f"cannot apply the chat template: {exc}") from None
         tokens = self.llm.tokenize(result.prompt.encode("utf-8"), add_bos=not result.added_special,
                                    special=True)
         stops = result.stop if isinstance(result.stop, list) else [result.stop] if result.stop else []
-        stops = [s for s in stops if s]
+        entry = (tuple(tokens), tuple(s for s in stops if s), result.prompt[:EARLY_CHARS])
         if key:
             with self._tokens_lock:
-                self._tokens_cache[key] = (tuple(tokens), tuple(stops))
+                self._tokens_cache[key] = entry
                 while len(self._tokens_cache) > TOKENS_CACHE:
                     self._tokens_cache.popitem(last=False)
-        return tokens, stops
+        return entry
 
     def prompt_tokens(self, messages: list[dict]) -> list[int]:
         """The prompt's tokens, for /tokenize. A client sizes its prompt just before sending it:
@@ -136,14 +142,15 @@ class ChatEngine:
         another document), its restore starts now on another thread, while this one tokenizes
         (measured: restore ~30 ms and tokenizing ~12 ms of a 5.4K-token prompt take ~30 ms side
         by side instead of ~42 ms in a row). The chat request then finds the document in memory."""
+        result = None
         if self.store is not None:
             try:
                 result = self._format(messages=messages)
-            except Exception:  # a bad request: tokens_for answers it
+            except Exception:  # a bad request: _prompt answers it
                 result = None
             if result is not None and result.prompt[:EARLY_CHARS] != self._memory_head:   # else: a follow-up
                 threading.Thread(target=self._restore_early, args=(result,), name="kv-restore", daemon=True).start()
-        return self.tokens_for(messages)[0]
+        return list(self._prompt(messages, result)[0])
 
     def _restore_early(self, result) -> None:
         head = self.llm.tokenize(result.prompt[:EARLY_CHARS].encode("utf-8"), add_bos=not result.added_special,
@@ -165,7 +172,8 @@ class ChatEngine:
     def chat(self, messages: list[dict], params: Params,
              cancelled: Callable[[], bool] = lambda: False) -> Iterator[tuple[str, Usage]]:
         """Yield (text delta, usage so far); the last yield has usage.finish_reason set."""
-        tokens, template_stops = self.tokens_for(messages)
+        tokens, template_stops, head = self._prompt(messages)
+        tokens, template_stops = list(tokens), list(template_stops)
         n_ctx = self.llm.n_ctx()
         if len(tokens) >= n_ctx:
             raise RequestError(f"the prompt is {len(tokens)} tokens but the context holds {n_ctx}")
@@ -177,7 +185,7 @@ class ChatEngine:
             yield "", usage
             return
         usage.prompt_s = time.perf_counter() - began
-        self._memory_head = self._format(messages=messages).prompt[:EARLY_CHARS]
+        self._memory_head = head
         yield from self._generate(tokens, params, template_stops, grammar, usage, cancelled)
 
     # --- prompt: reuse memory, else disk, then evaluate the rest --------------------------------
