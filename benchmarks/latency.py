@@ -51,7 +51,8 @@ def pick_document(lib, candidates: list[Path]):
 def one_round(lib, ref, r: int) -> dict:
     """Each kind measured as a back-to-back pair; which side goes first alternates by round."""
     from app.core import prompts, qa
-    msgs = [prompts.messages(qa.whole_context(lib, [ref]), q, whole=True) for q in QUESTIONS]
+    context = qa.whole_context(lib, [ref])
+    msgs = [prompts.messages(context, q, whole=True) for q in QUESTIONS]
     with common.temp_home("pagewise-latency-"):      # empty KV cache: the first question is cold
         ours, inproc = sides.Ours(lib, [ref]), sides.InProcess()
         out = {"ours": {}, "inproc": {}}
@@ -60,7 +61,8 @@ def one_round(lib, ref, r: int) -> dict:
             for kind, question, m in zip(KINDS, QUESTIONS, msgs):
                 if kind == "restart":
                     ours.restart()
-                pair = [("ours", lambda: ours.ask(question)), ("inproc", lambda: inproc.ask(m))]
+                schema = qa.answer_schema(context, question, m, inproc.prompt_tokens(m))   # as qa.ask makes it
+                pair = [("ours", lambda: ours.ask(question)), ("inproc", lambda: inproc.ask(m, schema))]
                 for side, run in (pair if r % 2 == 0 else pair[::-1]):
                     out[side][kind] = run()
             out["ours"].update(n_ctx=ours.n_ctx, worker_start_s=ours.start_s)

@@ -107,11 +107,17 @@ class InProcess:
         from app.worker.llama_chat import ChatEngine
         return len(ChatEngine(self.llm).tokens_for(messages)[0])
 
-    def ask(self, messages: list[dict]) -> dict:
-        from app.core import prompts, qa
+    def ask(self, messages: list[dict], schema: dict) -> dict:
+        """`schema`: the app's answer schema for this prompt (qa.answer_schema), as a grammar
+        built the way the worker builds it."""
+        from llama_cpp.llama_grammar import LlamaGrammar
+
+        from app.core import qa
+        from app.worker.llama_chat import schema_to_gbnf
         first, pieces, began = None, [], common.now()
+        grammar = LlamaGrammar.from_string(schema_to_gbnf(schema), verbose=False)
         for chunk in self.llm.create_chat_completion(
-                messages=messages, response_format={"type": "json_object", "schema": prompts.ANSWER_SCHEMA},
+                messages=messages, grammar=grammar,
                 max_tokens=qa.ANSWER_TOKENS, temperature=0.0, repeat_penalty=1.0, stream=True):
             delta = chunk["choices"][0]["delta"].get("content") or ""
             if delta:

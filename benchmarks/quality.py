@@ -162,8 +162,11 @@ def main(argv=None) -> dict:
     ap.add_argument("--prefill-tps", type=float, default=215.0,
                     help="prefill speed the app is told it has (auto mode); 215 = SmolLM2 on 2 idle cores")
     ap.add_argument("--answer-max-chars", type=int, default=0,
-                    help="experiment, not the app: bound the answer string in the JSON schema (maxLength), so "
-                         "a rambling model must close it and reach the citations")
+                    help="experiment: bound the answer string to N characters in both languages instead of "
+                         "the app's prompts.ANSWER_CHARS")
+    ap.add_argument("--free-quotes", action="store_true",
+                    help="experiment, the app before quotes were constrained: a quote may be any string "
+                         "(checked against the page afterwards) instead of one of the prompt's sentences")
     ap.add_argument("--quick", action="store_true", help="CI smoke run: 1 question, 2 retrieved pages, 48-token answer")
     ap.add_argument("--eval", type=Path, default=common.EVAL)
     ap.add_argument("--out", type=Path, default=None, help="folder for quality.json (default out/bench)")
@@ -176,8 +179,13 @@ def main(argv=None) -> dict:
         return _refresh_retrieval(args)
     from app.core import prompts, qa
     from app.core.library import Library
+    experiment = []
     if args.answer_max_chars:
-        prompts.ANSWER_SCHEMA["properties"]["answer"]["maxLength"] = args.answer_max_chars
+        prompts.answer_chars = lambda *_a, **_k: args.answer_max_chars
+        experiment.append(f"--answer-max-chars {args.answer_max_chars}")
+    if args.free_quotes:
+        qa.quotable = lambda _context: []
+        experiment.append("--free-quotes")
     questions = [json.loads(l) for l in args.eval.read_text(encoding="utf-8").splitlines() if l.strip()]
     if args.quick:
         # CI checks that it runs, not what it scores: a short context and a short answer
@@ -194,7 +202,7 @@ def main(argv=None) -> dict:
     seconds = common.now() - began
     ask = ask_summary(rows)
     checks = show(ask, rec, seconds)
-    data = {"quick": args.quick, "mode": args.mode, "answer_max_chars": args.answer_max_chars or None,
+    data = {"quick": args.quick, "mode": args.mode, "experiment_flags": " ".join(experiment) or None,
             "answer_tokens": qa.ANSWER_TOKENS, "asked": len(asked), "of": len(questions),
             "seconds": seconds, "ask": ask, "retrieval": rec, "questions": rows,
             "checks": [{"target": t, "met": ok} for t, ok in checks]}

@@ -115,9 +115,17 @@ def _in_group(q: dict, group: str) -> bool:
 
 
 def experiment_md(d: dict) -> list[str]:
-    return ["", f"**Experiment, not the app** (`quality.py --answer-max-chars {d.get('answer_max_chars')}`): the "
-            f"JSON schema's `answer` string bounded to {d.get('answer_max_chars')} characters, same "
+    return ["", f"**Experiment, not the app** (`quality.py {experiment_flags(d)}`): "
+            f"{EXPERIMENTS.get(experiment_flags(d), 'see benchmarks/README.md')}; same "
             f"{d['asked']} questions, {d['seconds'] / 60:.1f} min:", "", *_table(ASK_HEAD, _ask_rows(d))]
+
+
+EXPERIMENTS = {"--free-quotes": "quotes generated as free strings and checked against the page afterwards "
+                                "(the app before quotes were limited to the prompt's sentences)"}
+
+
+def experiment_flags(d: dict) -> str:
+    return d.get("experiment_flags") or f"--answer-max-chars {d.get('answer_max_chars')}"
 
 
 def quality_md(d: dict) -> list[str]:

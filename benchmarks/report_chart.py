@@ -107,9 +107,10 @@ def _ask_figures(d: dict) -> list[float]:
 def _ask(ax, d):
     labels = ["citations\nper question", "citations\nverified", "citations on\na gold page",
               "JSON cut off\nat token limit"]
+    from report import experiment_flags
     exp = d.get("experiment")
     _bars(ax, labels, _ask_figures(d), _ask_figures(exp) if exp else [0.0] * 4, "the app's schema",
-          f"experiment: answer ≤ {exp['answer_max_chars']} chars" if exp else "(no experiment run)", fmt="{:.2f}")
+          f"experiment: {experiment_flags(exp)}" if exp else "(no experiment run)", fmt="{:.2f}")
     ax.set_ylim(0, 1.3)
     ax.set_title(f"ask with SmolLM2-135M, {d['asked']} questions (weak model)")
 

@@ -8,12 +8,16 @@ Anything else stays unverified: shown as such, never silently dropped or trusted
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, field
 
-from app.core.textnorm import normalize
+from app.core.textnorm import CJK_CLASS, join_hyphenation, normalize
 
 NEAR_MATCH = 0.88      # SequenceMatcher ratio accepted as "the same words, small slips"
 MIN_QUOTE_CHARS = 4
+MAX_QUOTABLE = 1500    # more sentences than this: the quote stays a free string (checked afterwards)
+QUOTE_WORDS = 40       # the prompt asks for 5-40 words: longer sentences are offered cut to this
+QUOTE_CJK_CHARS = 80   # the same for Chinese (no spaces to count words by)
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,38 @@ def _near_match(quote_n: str, page_n: str) -> str | None:
         if ratio > best_ratio:
             best, best_ratio = window, ratio
     return best if best_ratio >= NEAR_MATCH else None
+
+
+_PAGE_MARK = re.compile(r"^(?:\[doc \d+, p\. \d+\]|=== doc \d+: .*===)$", re.M)
+_SENTENCE_END = re.compile(r"(?<=[.;:!?])\s+|(?<=[。；！？])")
+_CJK_SPACE = re.compile(rf"(?<=[{CJK_CLASS}]) | (?=[{CJK_CLASS}])")
+_CJK_CHAR = re.compile(f"[{CJK_CLASS}]")
+
+
+def quotable(context: str) -> list[str]:
+    """The sentences of a prompt's document text, as the model may quote them: page
+    markers dropped, line wraps and hyphenation joined, long sentences cut to the quote
+    length the prompt asks for. The answer schema offers exactly these as quotes, so a
+    model (a small one especially) cannot misquote: every quote is the page's own words,
+    and `verify` still checks the page. Empty when there are too many to list."""
+    out: dict[str, None] = {}
+    for block in _PAGE_MARK.split(context):
+        text = _CJK_SPACE.sub("", " ".join(join_hyphenation(block).split()))
+        for sentence in _SENTENCE_END.split(text):
+            sentence = _cut(sentence.strip())
+            cjk = len(_CJK_CHAR.findall(sentence))
+            if cjk >= 6 or (len(sentence.split()) >= 4 and len(sentence) >= 12):
+                out[sentence] = None
+                if len(out) > MAX_QUOTABLE:
+                    return []
+    return list(out)
+
+
+def _cut(sentence: str) -> str:
+    if len(_CJK_CHAR.findall(sentence)) > len(sentence) // 2:
+        return sentence[:QUOTE_CJK_CHARS]
+    words = sentence.split(" ")
+    return " ".join(words[:QUOTE_WORDS])
 
 
 def locate(quote: str, page: int, pages: dict[int, str]) -> Match | None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 from app.core import prompts
-from app.core.citations import Citation, verify
+from app.core.citations import Citation, quotable, verify
 
 ANSWER_TOKENS = 400          # room kept for the model's reply
 RETRIEVAL_PAGES = 6          # pages sent in retrieval mode (before the token budget trims them)
@@ -131,13 +131,24 @@ def parse_reply(raw: str) -> tuple[str, list[dict]]:
 def _verify_all(library, refs: list[DocRef], cites: list[dict]) -> list[Citation]:
     by_number = {r.number: r for r in refs}
     pages_cache: dict[int, dict[int, str]] = {}
+
+    def pages(ref: DocRef) -> dict[int, str]:
+        if ref.doc_id not in pages_cache:
+            pages_cache[ref.doc_id] = {p.number: p.text for p in library.pages(ref.doc_id)}
+        return pages_cache[ref.doc_id]
+
     out, seen = [], set()
     for c in cites:
         ref = by_number.get(_int(c.get("doc"), 1)) or refs[0]
-        if ref.doc_id not in pages_cache:
-            pages_cache[ref.doc_id] = {p.number: p.text for p in library.pages(ref.doc_id)}
-        cit = verify(ref.doc_id, ref.label, _int(c.get("page"), 1), str(c.get("quote", "")),
-                     pages_cache[ref.doc_id])
+        page, quote = _int(c.get("page"), 1), str(c.get("quote", ""))
+        cit = verify(ref.doc_id, ref.label, page, quote, pages(ref))
+        for other in refs if not cit.verified else ():   # the words may be the other document's
+            if other is not ref:
+                moved = verify(other.doc_id, other.label, page, quote, pages(other))
+                if moved.verified:
+                    note = "; ".join(filter(None, [f"document corrected from {ref.number}", moved.note]))
+                    cit = Citation(moved.doc_id, moved.doc, moved.page, moved.quote, True, note=note)
+                    break
         key = (cit.doc_id, cit.page, cit.quote)
         if cit.quote.strip() and key not in seen:
             seen.add(key)
@@ -166,16 +177,30 @@ def count_tokens(client, msgs: list[dict]) -> int:
         return sum(estimate_tokens(m["content"]) for m in msgs) + 16
 
 
-def _retrieval_messages(library, refs, question, client, room: int) -> list[dict]:
-    """Retrieved pages under the budget; shrink until the exact count fits (CJK costs vary)."""
+def _retrieval_messages(library, refs, question, client, room: int) -> tuple[list[dict], str, int]:
+    """Retrieved pages under the budget; shrink until the exact count fits (CJK costs vary).
+    Returns the messages, the context they carry and their token count."""
     budget = room - estimate_tokens(prompts.template("system") + question) - 64
     for _ in range(6):
-        msgs = prompts.messages(retrieval_context(library, refs, question, budget), question, whole=False)
+        context = retrieval_context(library, refs, question, budget)
+        msgs = prompts.messages(context, question, whole=False)
         used = count_tokens(client, msgs)
         if used <= room:
-            return msgs
+            break
         budget = int(budget * room / used) - 64
-    return msgs
+    return msgs, context, used
+
+
+def answer_schema(context: str, question: str, msgs: list[dict] | None = None,
+                  prompt_tokens: int | None = None) -> dict:
+    """The JSON schema the reply is generated under: quotes from this context only, the
+    answer bounded in characters by what the token budget holds in the question's language
+    (the prompt's own characters per token when it is written in that language)."""
+    lang = prompts.question_language(question)
+    ratio = None
+    if msgs and prompt_tokens and prompts.question_language(context[:20000]) == lang:
+        ratio = sum(len(m["content"]) for m in msgs) / prompt_tokens
+    return prompts.answer_schema(quotable(context), prompts.answer_chars(lang, ANSWER_TOKENS, ratio))
 
 
 def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context_tokens: int,
@@ -186,16 +211,17 @@ def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context
     room = context_tokens - ANSWER_TOKENS          # prompt tokens the context can take
     msgs = None
     if mode != "retrieval":
-        msgs = prompts.messages(whole_context(library, refs), question, whole=True)
+        context = whole_context(library, refs)
+        msgs = prompts.messages(context, question, whole=True)
         tokens = count_tokens(client, msgs)
         if mode == "auto":
             mode = choose_mode(tokens, room, prefill_tps, cached)
         elif tokens > room:
             mode = "retrieval"
     if mode == "retrieval":
-        msgs = _retrieval_messages(library, refs, question, client, room)
+        msgs, context, tokens = _retrieval_messages(library, refs, question, client, room)
     start = time.perf_counter()
-    result = client.chat(msgs, json_schema=prompts.ANSWER_SCHEMA, max_tokens=ANSWER_TOKENS,
+    result = client.chat(msgs, json_schema=answer_schema(context, question, msgs, tokens), max_tokens=ANSWER_TOKENS,
                          on_delta=on_delta, cancel=cancel)
     text, cites = parse_reply(result.text)
     citations = _verify_all(library, refs, cites)

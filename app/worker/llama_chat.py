@@ -20,10 +20,11 @@ from typing import Callable, Iterator
 import llama_cpp
 import numpy as np
 from llama_cpp import llama_chat_format
-from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
+from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar, SchemaConverter
 
 from app.worker.kv_store import KvStore, common_prefix
 
+GRAMMARS_CACHE = 4        # compiled answer grammars kept (each prompt's quotes make its own schema)
 TOKENS_CACHE = 4          # tokenized prompts kept (a /tokenize, then the chat with the same messages)
 EARLY_CHARS = 4096        # prompt text tokenized to recognise a stored document before the whole prompt is
 
@@ -97,7 +98,7 @@ class ChatEngine:
         self.progress = (0, 0)            # (prompt tokens evaluated, to evaluate) of the running request
         self._format = _formatter(llm)
         self._eos = {llm.token_eos()}
-        self._grammars: dict[str, LlamaGrammar] = {}
+        self._grammars: OrderedDict[str, LlamaGrammar] = OrderedDict()
         self._tokens_cache: OrderedDict[str, tuple[tuple[int, ...], tuple[str, ...], str]] = OrderedDict()
         self._tokens_lock = threading.Lock()   # /tokenize runs outside the generation lock
 
@@ -276,13 +277,33 @@ class ChatEngine:
 
     def _grammar(self, schema: dict) -> LlamaGrammar:
         key = json.dumps(schema, sort_keys=True)
-        if key not in self._grammars:
-            try:
-                self._grammars[key] = (LlamaGrammar.from_json_schema(key, verbose=False) if schema
-                                       else LlamaGrammar.from_string(JSON_GBNF, verbose=False))
-            except Exception as exc:
-                raise RequestError(f"cannot turn the JSON schema into a grammar: {exc}") from None
-        return self._grammars[key]
+        if key in self._grammars:
+            self._grammars.move_to_end(key)
+            return self._grammars[key]
+        try:
+            grammar = (LlamaGrammar.from_string(schema_to_gbnf(schema), verbose=False) if schema
+                       else LlamaGrammar.from_string(JSON_GBNF, verbose=False))
+        except Exception as exc:
+            raise RequestError(f"cannot turn the JSON schema into a grammar: {exc}") from None
+        self._grammars[key] = grammar
+        while len(self._grammars) > GRAMMARS_CACHE:
+            self._grammars.popitem(last=False)
+        return grammar
+
+
+class _Utf8Converter(SchemaConverter):
+    """llama-cpp-python's converter spells constants (enum, const) with json.dumps' \\u
+    escapes: a quote offered in Chinese, or with curly quotes, could only be written as
+    escape sequences, which a model does not choose naturally. Raw UTF-8 is valid JSON."""
+
+    def _generate_constant_rule(self, value):
+        return self._format_literal(json.dumps(value, ensure_ascii=False))
+
+
+def schema_to_gbnf(schema: dict) -> str:
+    converter = _Utf8Converter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
+    converter.visit(converter.resolve_refs(schema, "stdin"), "")
+    return converter.format_grammar()
 
 
 class StopFilter:

@@ -92,3 +92,25 @@ def test_highlight_rects_on_rotated_page():
     with pymupdf.open(path) as doc:
         words = doc[1].get_text().split()[20:26]
     assert highlight_rects(path, 2, " ".join(words))
+
+
+def test_quotable_sentences_are_the_pages_own_words_without_markers():
+    from app.core import citations
+    context = ("=== doc 1: Mutual NDA ===\n[doc 1, p. 1]\nThe Receiving Party will hold the informa-\ntion "
+               "in confidence. It may share it with\nemployees who need to know.\n1.\n\n[doc 1, p. 2]\n"
+               "第五条 当事人可以约定\n违约金。违约金不得超过损失。\n" + "word " * 90 + "end.")
+    quotes = citations.quotable(context)
+    assert quotes[:2] == ["The Receiving Party will hold the information in confidence.",
+                          "It may share it with employees who need to know."]
+    assert "第五条当事人可以约定违约金。" in quotes and "违约金不得超过损失。" in quotes
+    assert not any("[doc" in q or "===" in q or q == "1." for q in quotes)
+    assert max(len(q.split()) for q in quotes) == citations.QUOTE_WORDS     # long sentences cut
+    pages = {1: context.split("[doc 1, p. 2]")[0], 2: context.split("[doc 1, p. 2]")[1]}
+    for q in quotes:                                  # every offered quote verifies on its page
+        assert verify(1, "nda.pdf", 1, q, pages).verified
+
+
+def test_quotable_gives_up_on_a_context_too_long_to_list():
+    from app.core import citations
+    many = " ".join(f"Sentence number {i} is here." for i in range(citations.MAX_QUOTABLE + 5))
+    assert citations.quotable(many) == []

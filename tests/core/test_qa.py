@@ -91,3 +91,35 @@ def test_real_engine_answer_and_follow_up_reuses_the_document(lib_with):
               f"prompt {first.usage['prompt_tokens']} tokens, cached on follow-up {follow.usage['cached_tokens']}")
     finally:
         sup.stop()
+
+
+def test_answer_schema_offers_the_context_sentences_as_quotes(lib_with):
+    add, lib = lib_with
+    info = add("contracts-en/common-paper-mnda.pdf")
+    context = qa.whole_context(lib, [qa.DocRef(1, info.id, "mnda.pdf")])
+    schema = qa.answer_schema(context, "Who are the parties?")
+    quotes = schema["properties"]["citations"]["items"]["properties"]["quote"]["enum"]
+    assert len(quotes) > 20
+    assert "Neither party has an obligation under this MNDA to disclose Confidential Information to the " \
+           "other or proceed with any proposed transaction." in quotes
+    assert schema["properties"]["answer"]["maxLength"] == prompts.answer_chars("en", qa.ANSWER_TOKENS)
+    # the prompt's own characters per token, when it is in the question's language
+    msgs = prompts.messages(context, "Who are the parties?", whole=True)
+    measured = qa.answer_schema(context, "Who are the parties?", msgs, 2400)["properties"]["answer"]["maxLength"]
+    assert measured == int(qa.ANSWER_TOKENS * prompts.ANSWER_SHARE * sum(len(m["content"]) for m in msgs) / 2400)
+    zh = qa.answer_schema(context, "双方是谁？", msgs, 2400)["properties"]["answer"]["maxLength"]
+    assert zh == prompts.answer_chars("zh", qa.ANSWER_TOKENS) < 150     # an English prompt says nothing of Chinese
+    assert prompts.ANSWER_SCHEMA["properties"]["citations"]["items"]["properties"]["quote"] == {"type": "string"}
+
+
+def test_a_quote_cited_to_the_wrong_document_moves_to_the_one_that_has_it(lib_with):
+    add, lib = lib_with
+    a = add("contracts-en/common-paper-mnda.pdf")
+    b = add("contracts-en/bonterms-dpa-v1.0.pdf")
+    refs = [qa.DocRef(1, a.id, "mnda.pdf"), qa.DocRef(2, b.id, "dpa.pdf")]
+    quote = "Neither party has an obligation under this MNDA to disclose Confidential Information"
+    [cit] = qa._verify_all(lib, refs, [{"doc": 2, "page": 4, "quote": quote}])
+    assert cit.verified and cit.doc == "mnda.pdf" and cit.page == 4
+    assert "document corrected from 2" in cit.note
+    [bad] = qa._verify_all(lib, refs, [{"doc": 2, "page": 1, "quote": "words in neither document at all"}])
+    assert not bad.verified and bad.doc == "dpa.pdf"

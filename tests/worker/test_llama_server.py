@@ -211,3 +211,32 @@ def test_follow_up_and_restart_reuse_the_document_prefix(tmp_path):
     assert follow.cached_tokens > 0.9 * follow.prompt_tokens
     assert again.cached_tokens > 0.9 * again.prompt_tokens and restores == 1
     assert follow.ttft_s < 0.25 * first.ttft_s and again.ttft_s < 0.25 * first.ttft_s
+
+
+def test_quotes_offered_as_an_enum_come_back_verbatim_in_any_script(client):
+    """The answer schema lists the prompt's sentences as the only quotes: what comes back
+    is one of them, character for character, Chinese and curly quotes included (spelled
+    as UTF-8 in the grammar, not as \\u escapes the model would have to choose)."""
+    from app.core import prompts
+    quotes = ["当事人可以约定一方违约时应当根据违约情况向对方支付一定数额的违约金。",
+              "Provider will use commercially reasonable efforts to keep the “Service” available."]
+    schema = prompts.answer_schema(quotes, prompts.answer_chars("zh", 400))
+    result = client.chat([{"role": "user", "content": "违约金可以约定吗？请用JSON回答，并引用原文：" + quotes[0]}],
+                         json_schema=schema, max_tokens=400)
+    data = json.loads(result.text)                   # the bounded answer leaves room for the citations
+    assert len(data["answer"]) <= prompts.answer_chars("zh", 400)
+    assert all(c["quote"] in quotes for c in data["citations"])
+
+
+def test_grammar_keeps_utf8_constants_and_a_bounded_cache():
+    from llama_cpp import Llama
+
+    from app.core import prompts
+    from app.worker import llama_chat
+    gbnf = llama_chat.schema_to_gbnf(prompts.answer_schema(["违约金不得超过损失。", "the “Service” works"], 300))
+    assert "违约金不得超过损失。" in gbnf and "“Service”" in gbnf and "\\u" not in gbnf
+    llm = Llama(str(local_path(load_catalogue().default)), n_ctx=256, verbose=False, vocab_only=True)
+    engine = llama_chat.ChatEngine(llm)
+    for i in range(llama_chat.GRAMMARS_CACHE + 3):
+        engine._grammar(prompts.answer_schema([f"sentence number {i} of the page."], 300))
+    assert len(engine._grammars) == llama_chat.GRAMMARS_CACHE

@@ -142,3 +142,19 @@ def test_metrics_report_kv_cache_use(client):
     usage = engine.kv_cache_usage(metrics)
     assert usage is not None and 0.0 <= usage <= 1.0
     assert metrics.get("vllm:prompt_tokens_total", 0) > 0      # counters saw our requests
+
+
+def test_the_apps_answer_schema_gives_verbatim_quotes(client):
+    """The schema qa.ask sends: quotes limited to the prompt's sentences (Chinese and curly
+    quotes included), the answer bounded; xgrammar must honour both."""
+    from app.core import prompts
+    quotes = ["The Receiving Party shall keep the “Confidential Information” secret for two (2) years.",
+              "当事人可以约定一方违约时应当根据违约情况向对方支付一定数额的违约金。"]
+    schema = prompts.answer_schema(quotes, 200)
+    question = (f"[doc 1, p. 2] {quotes[0]}\n[doc 1, p. 3] {quotes[1]}\n\nQuestion: How long must the "
+                "information be kept secret? Answer in JSON with the answer and citations (doc, page, quote).")
+    result = ask(client, question, json_schema=schema, max_tokens=400)
+    print(f"json answer: {result.text}")
+    data = json.loads(result.text)
+    assert len(data["answer"]) <= 200
+    assert all(c["quote"] in quotes for c in data["citations"])
