@@ -221,9 +221,11 @@ def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context
     if mode == "retrieval":
         msgs, context, tokens = _retrieval_messages(library, refs, question, client, room)
     start = time.perf_counter()
-    result = client.chat(msgs, json_schema=answer_schema(context, question, msgs, tokens), max_tokens=ANSWER_TOKENS,
-                         on_delta=on_delta, cancel=cancel)
+    schema = answer_schema(context, question, msgs, tokens)
+    result = client.chat(msgs, json_schema=schema, max_tokens=ANSWER_TOKENS, on_delta=on_delta, cancel=cancel)
     text, cites = parse_reply(result.text)
+    if len(text) >= schema["properties"]["answer"]["maxLength"]:
+        text += " …"                              # the schema's bound closed it mid-sentence
     citations = _verify_all(library, refs, cites)
     return Answer(text=text, citations=citations, mode=mode,
                   not_stated=is_not_stated(text, citations), raw=result.text,
