@@ -11,6 +11,7 @@ import codecs
 import hashlib
 import json
 import random
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -291,13 +292,21 @@ class ChatEngine:
         return grammar
 
 
+_GBNF_ESCAPE = re.compile(r'[\\"\r\n]')
+_GBNF_ESCAPES = {"\\": "\\\\", '"': '\\"', "\r": "\\r", "\n": "\\n"}
+
+
 class _Utf8Converter(SchemaConverter):
-    """llama-cpp-python's converter spells constants (enum, const) with json.dumps' \\u
-    escapes: a quote offered in Chinese, or with curly quotes, could only be written as
-    escape sequences, which a model does not choose naturally. Raw UTF-8 is valid JSON."""
+    """Two fixes to llama-cpp-python's converter for constants (enum, const): it spells
+    them with json.dumps' \\u escapes, so a quote offered in Chinese or with curly quotes
+    could only be written as escape sequences, which a model does not choose naturally
+    (raw UTF-8 is valid JSON); and it does not escape backslashes for GBNF, so a constant
+    holding a double quote (JSON `\\"`) ended the GBNF literal early: the grammar failed
+    to parse and the worker died."""
 
     def _generate_constant_rule(self, value):
-        return self._format_literal(json.dumps(value, ensure_ascii=False))
+        text = json.dumps(value, ensure_ascii=False)
+        return '"' + _GBNF_ESCAPE.sub(lambda m: _GBNF_ESCAPES[m.group()], text) + '"'
 
 
 def schema_to_gbnf(schema: dict) -> str:

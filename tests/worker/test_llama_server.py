@@ -219,7 +219,7 @@ def test_quotes_offered_as_an_enum_come_back_verbatim_in_any_script(client):
     as UTF-8 in the grammar, not as \\u escapes the model would have to choose)."""
     from app.core import prompts
     quotes = ["当事人可以约定一方违约时应当根据违约情况向对方支付一定数额的违约金。",
-              "Provider will use commercially reasonable efforts to keep the “Service” available."]
+              'Provider will use commercially reasonable efforts to keep the "Service" available.']
     schema = prompts.answer_schema(quotes, prompts.answer_chars("zh", 400))
     result = client.chat([{"role": "user", "content": "违约金可以约定吗？请用JSON回答，并引用原文：" + quotes[0]}],
                          json_schema=schema, max_tokens=400)
@@ -230,11 +230,14 @@ def test_quotes_offered_as_an_enum_come_back_verbatim_in_any_script(client):
 
 def test_grammar_keeps_utf8_constants_and_a_bounded_cache():
     from llama_cpp import Llama
+    from llama_cpp.llama_grammar import LlamaGrammar
 
     from app.core import prompts
     from app.worker import llama_chat
-    gbnf = llama_chat.schema_to_gbnf(prompts.answer_schema(["违约金不得超过损失。", "the “Service” works"], 300))
+    quotes = ["违约金不得超过损失。", "the “Service” works", '13.18 "Framework Terms" means', "a \\ b"]
+    gbnf = llama_chat.schema_to_gbnf(prompts.answer_schema(quotes, 300))
     assert "违约金不得超过损失。" in gbnf and "“Service”" in gbnf and "\\u" not in gbnf
+    LlamaGrammar.from_string(gbnf, verbose=False)       # ASCII quotes and backslashes escaped for GBNF
     llm = Llama(str(local_path(load_catalogue().default)), n_ctx=256, verbose=False, vocab_only=True)
     engine = llama_chat.ChatEngine(llm)
     for i in range(llama_chat.GRAMMARS_CACHE + 3):
