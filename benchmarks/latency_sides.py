@@ -114,8 +114,8 @@ class InProcess:
 
         from app.core import qa
         from app.worker.llama_chat import schema_to_gbnf
+        grammar = LlamaGrammar.from_string(schema_to_gbnf(schema), verbose=False)  # built once by a caller
         first, pieces, began = None, [], common.now()
-        grammar = LlamaGrammar.from_string(schema_to_gbnf(schema), verbose=False)
         for chunk in self.llm.create_chat_completion(
                 messages=messages, grammar=grammar,
                 max_tokens=qa.ANSWER_TOKENS, temperature=0.0, repeat_penalty=1.0, stream=True):

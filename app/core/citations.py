@@ -8,6 +8,7 @@ Anything else stays unverified: shown as such, never silently dropped or trusted
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -65,7 +66,8 @@ _CJK_SPACE = re.compile(rf"(?<=[{CJK_CLASS}]) | (?=[{CJK_CLASS}])")
 _CJK_CHAR = re.compile(f"[{CJK_CLASS}]")
 
 
-def quotable(context: str) -> list[str]:
+@functools.lru_cache(maxsize=4)      # follow-up questions send the same context
+def quotable(context: str) -> tuple[str, ...]:
     """The sentences of a prompt's document text, as the model may quote them: page
     markers dropped, line wraps and hyphenation joined, long sentences cut to the quote
     length the prompt asks for. The answer schema offers exactly these as quotes, so a
@@ -80,8 +82,8 @@ def quotable(context: str) -> list[str]:
             if cjk >= 6 or (len(sentence.split()) >= 4 and len(sentence) >= 12):
                 out[sentence] = None
                 if len(out) > MAX_QUOTABLE:
-                    return []
-    return list(out)
+                    return ()
+    return tuple(out)
 
 
 def _cut(sentence: str) -> str:

@@ -41,8 +41,10 @@ CHARS_PER_TOKEN = {"en": 3.5, "zh": 0.55}
 
 
 def answer_chars(lang: str, answer_tokens: int, chars_per_token: float | None = None) -> int:
+    """Rounded down to a multiple of 50: every question about a document then gets the same
+    schema, and the engine reuses its compiled grammar."""
     ratio = chars_per_token or CHARS_PER_TOKEN.get(lang, CHARS_PER_TOKEN["en"])
-    return max(60, min(2000, int(answer_tokens * ANSWER_SHARE * ratio)))
+    return max(50, min(2000, int(answer_tokens * ANSWER_SHARE * ratio) // 50 * 50))
 
 
 def answer_schema(quotes: list[str], max_chars: int) -> dict:

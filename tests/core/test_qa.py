@@ -106,7 +106,7 @@ def test_answer_schema_offers_the_context_sentences_as_quotes(lib_with):
     # the prompt's own characters per token, when it is in the question's language
     msgs = prompts.messages(context, "Who are the parties?", whole=True)
     measured = qa.answer_schema(context, "Who are the parties?", msgs, 2400)["properties"]["answer"]["maxLength"]
-    assert measured == int(qa.ANSWER_TOKENS * prompts.ANSWER_SHARE * sum(len(m["content"]) for m in msgs) / 2400)
+    assert measured == int(qa.ANSWER_TOKENS * prompts.ANSWER_SHARE * sum(len(m["content"]) for m in msgs) / 2400) // 50 * 50
     zh = qa.answer_schema(context, "双方是谁？", msgs, 2400)["properties"]["answer"]["maxLength"]
     assert zh == prompts.answer_chars("zh", qa.ANSWER_TOKENS) < 150     # an English prompt says nothing of Chinese
     assert prompts.ANSWER_SCHEMA["properties"]["citations"]["items"]["properties"]["quote"] == {"type": "string"}
