@@ -12,7 +12,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from app.core.textnorm import CJK_CLASS, join_hyphenation, normalize
+from app.core.textnorm import CJK_CLASS, drop_cjk_spaces, join_hyphenation, normalize
 
 NEAR_MATCH = 0.88      # SequenceMatcher ratio accepted as "the same words, small slips"
 MIN_QUOTE_CHARS = 4
@@ -62,7 +62,6 @@ def _near_match(quote_n: str, page_n: str) -> str | None:
 
 _PAGE_MARK = re.compile(r"^(?:\[doc \d+, p\. \d+\]|=== doc \d+: .*===)$", re.M)
 _SENTENCE_END = re.compile(r"(?<=[.;:!?])\s+|(?<=[。；！？])")
-_CJK_SPACE = re.compile(rf"(?<=[{CJK_CLASS}]) | (?=[{CJK_CLASS}])")
 _CJK_CHAR = re.compile(f"[{CJK_CLASS}]")
 
 
@@ -75,7 +74,7 @@ def quotable(context: str) -> tuple[str, ...]:
     and `verify` still checks the page. Empty when there are too many to list."""
     out: dict[str, None] = {}
     for block in _PAGE_MARK.split(context):
-        text = _CJK_SPACE.sub("", " ".join(join_hyphenation(block).split()))
+        text = drop_cjk_spaces(" ".join(join_hyphenation(block).split()))
         for sentence in _SENTENCE_END.split(text):
             sentence = _cut(sentence.strip())
             cjk = len(_CJK_CHAR.findall(sentence))

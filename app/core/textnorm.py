@@ -40,11 +40,11 @@ def normalize(text: str) -> str:
     single spaces, no spaces touching CJK, casefolded."""
     text = _SOFT_BREAK.sub("", text)
     text = _SPACE.sub(" ", _unify(text))
-    text = _drop_cjk_spaces(text)
+    text = drop_cjk_spaces(text)
     # NFKC after the CJK step: it turns full-width punctuation (，：) into ASCII,
     # which would hide it from the CJK space rule.
     if not unicodedata.is_normalized("NFKC", text):
-        text = _drop_cjk_spaces(_SPACE.sub(" ", _unify(unicodedata.normalize("NFKC", text))))
+        text = drop_cjk_spaces(_SPACE.sub(" ", _unify(unicodedata.normalize("NFKC", text))))
     return text.casefold().strip()
 
 
@@ -74,7 +74,7 @@ def join_hyphenation(text: str) -> str:
     return _SOFT_BREAK.sub("", text)
 
 
-def _drop_cjk_spaces(text: str) -> str:
+def drop_cjk_spaces(text: str) -> str:
     return _SPACE_BY_CJK.sub("", text)
 
 
