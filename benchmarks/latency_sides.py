@@ -114,7 +114,7 @@ class InProcess:
 
         from app.core import qa
         from app.worker.llama_chat import schema_to_gbnf
-        grammar = LlamaGrammar.from_string(schema_to_gbnf(schema), verbose=False)  # built once by a caller
+        grammar = LlamaGrammar.from_string(schema_to_gbnf(schema), verbose=False)  # before the clock, as the worker caches it
         first, pieces, began = None, [], common.now()
         for chunk in self.llm.create_chat_completion(
                 messages=messages, grammar=grammar,

@@ -163,7 +163,7 @@ def main(argv=None) -> dict:
                     help="prefill speed the app is told it has (auto mode); 215 = SmolLM2 on 2 idle cores")
     ap.add_argument("--answer-max-chars", type=int, default=0,
                     help="experiment: bound the answer string to N characters in both languages instead of "
-                         "the app's prompts.ANSWER_CHARS")
+                         "the app's bound (prompts.answer_chars)")
     ap.add_argument("--free-quotes", action="store_true",
                     help="experiment, the app before quotes were constrained: a quote may be any string "
                          "(checked against the page afterwards) instead of one of the prompt's sentences")
