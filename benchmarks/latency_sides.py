@@ -6,6 +6,7 @@ back to back: on a shared machine the load changes within minutes, not within se
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import common
@@ -33,6 +34,7 @@ class Ours:
 
     def __init__(self, lib, refs):
         self.lib, self.refs, self.rt, self.sent = lib, refs, None, []
+        self.prepared = None
         self.start_s: list[float] = []
 
     def start(self) -> None:
@@ -45,6 +47,11 @@ class Ours:
     def restart(self) -> None:
         self.stop()
         self.start()
+
+    def reopen(self, typing_s: float) -> None:
+        """What the window does once the document is open again, then the user's typing."""
+        self.prepared = self.rt.prepare(self.lib, self.refs)
+        time.sleep(typing_s)
 
     def stop(self) -> None:
         if self.rt is not None:

@@ -30,6 +30,10 @@ def _start(ctx, runtime, closing: threading.Event) -> object:
     return runtime.plan
 
 
+def _prepare(ctx, runtime, library, refs) -> bool:
+    return runtime.prepare(library, refs)
+
+
 def _ask(ctx, runtime, library, refs, question: str):
     return runtime.ask(library, refs, question, on_delta=ctx.emit, cancel=ctx.cancel_event)
 
@@ -100,6 +104,14 @@ class EngineController(QObject):
             on_message=self.sig_delta.emit,
             on_done=lambda answer: self.sig_answer.emit(question, answer),
             on_error=lambda exc, job=None: self._on_ask_failed(question, exc))
+
+    def prepare(self, library, refs) -> None:
+        """Let the engine restore what it kept of these documents (see EngineRuntime.prepare);
+        in the background, and a failure only costs the first answer its head start."""
+        if not self.ready() or not hasattr(self.runtime, "prepare"):
+            return
+        workers.run(_prepare, self.runtime, library, refs,
+                    on_error=lambda exc, job=None: log.info("engine prepare: %s", exc))
 
     def _on_ask_failed(self, question: str, exc: Exception) -> None:
         stopped = self._ask_job is not None and self._ask_job.ctx.cancelled

@@ -167,6 +167,7 @@ class MainWindow(QMainWindow):
         self._pending.discard(pane)
         self._documents_changed()
         if not self._pending:
+            self._prepare_engine()
             self.sig_documents_ready.emit()
 
     def doc_infos(self) -> list:
@@ -192,13 +193,20 @@ class MainWindow(QMainWindow):
             names = " and ".join(Path(i.last_path or i.path).name for i in self.doc_infos())
             self.chat.set_ready(True, f"Asking {names}")
 
-    def ask(self, question: str) -> None:
+    def _refs(self) -> list:
         from app.core.qa import DocRef
+        return [DocRef(n, info.id, info.last_path or info.path) for n, info in enumerate(self.doc_infos(), start=1)]
 
+    def _prepare_engine(self) -> None:
+        """Documents and engine both ready: let the engine restore what it kept of them."""
+        if self.doc_infos() and not self._pending and self.engine.ready() and not self.chat.busy():
+            self.engine.prepare(self.library, self._refs())
+
+    def ask(self, question: str) -> None:
         infos = self.doc_infos()
         if not infos or not self.engine.ready() or self.chat.busy():
             return
-        refs = [DocRef(n, info.id, info.last_path or info.path) for n, info in enumerate(infos, start=1)]
+        refs = self._refs()
         self.chat.begin(question)
         self.citations.set_citations([])
         self._asked_ids = [i.id for i in infos]
@@ -225,6 +233,7 @@ class MainWindow(QMainWindow):
         self.poller.runtime = self.engine.runtime
         self._update_notices()
         self._sync_chat()
+        self._prepare_engine()
 
     def _on_answer(self, question: str, answer) -> None:
         self.chat.finish(answer.text, answer.citations, history.meta_line(answer))

@@ -45,7 +45,12 @@ def test_ask_stream_cite_store_and_reopen(qtbot, live_window, library):
         if first.verified:
             want = highlight_rects(str(path), first.page, first.quote)
             qtbot.waitUntil(lambda: win.pane_a.view.highlights() == {first.page: want}, timeout=10_000)
+    runtime, prepared = win.engine.runtime, []
+    real_prepare = runtime.prepare
+    runtime.prepare = lambda lib, refs: prepared.append(real_prepare(lib, refs)) or prepared[-1]
     open_and_wait(qtbot, win, path)
+    qtbot.waitUntil(lambda: bool(prepared), timeout=10_000)    # reopening lets the engine restore the document
+    assert prepared == [runtime.memory.was_read(runtime.plan.model_id, [info.id])]
     assert win.chat.entries[-1].question == question
     assert "earlier session" in win.chat.entries[-1].meta
 
