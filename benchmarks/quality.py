@@ -77,11 +77,13 @@ def _recall(rows) -> dict:
 
 
 # --- ask (the real model) ---------------------------------------------------------------------
-def ask_all(lib, ids, questions, mode: str, prefill_tps: float) -> list[dict]:
+def ask_all(lib, ids, questions, mode: str, prefill_tps: float, repeat_penalty: float | None = None) -> list[dict]:
     from app.core import qa
     from app.worker.runtime import EngineRuntime
     rt = EngineRuntime()
     rt.start()
+    if repeat_penalty is not None:              # experiment: another penalty than the catalogue's
+        rt.client.repeat_penalty = repeat_penalty
     rows = []
     try:
         for n, q in enumerate(questions, 1):
@@ -167,6 +169,8 @@ def main(argv=None) -> dict:
     ap.add_argument("--free-quotes", action="store_true",
                     help="experiment, the app before quotes were constrained: a quote may be any string "
                          "(checked against the page afterwards) instead of one of the prompt's sentences")
+    ap.add_argument("--repeat-penalty", type=float, default=None,
+                    help="experiment: this repeat penalty instead of the model's own (models.toml; 1.0 = none)")
     ap.add_argument("--quick", action="store_true", help="CI smoke run: 1 question, 2 retrieved pages, 48-token answer")
     ap.add_argument("--eval", type=Path, default=common.EVAL)
     ap.add_argument("--out", type=Path, default=None, help="folder for quality.json (default out/bench)")
@@ -186,6 +190,8 @@ def main(argv=None) -> dict:
     if args.free_quotes:
         qa.quotable = lambda _context: []
         experiment.append("--free-quotes")
+    if args.repeat_penalty is not None:
+        experiment.append(f"--repeat-penalty {args.repeat_penalty:g}")
     questions = [json.loads(l) for l in args.eval.read_text(encoding="utf-8").splitlines() if l.strip()]
     if args.quick:
         # CI checks that it runs, not what it scores: a short context and a short answer
@@ -197,7 +203,7 @@ def main(argv=None) -> dict:
         ids = {str(p.relative_to(common.CORPUS)): lib.add(p).id for p in common.corpus_files()}
         rec = retrieval_figures(lib, ids, questions, vectors=not args.quick)
         print(f"asking {len(asked)} of {len(questions)} questions ({args.mode} mode) …", flush=True)
-        rows = ask_all(lib, ids, asked, args.mode, args.prefill_tps)
+        rows = ask_all(lib, ids, asked, args.mode, args.prefill_tps, args.repeat_penalty)
         lib.close()
     seconds = common.now() - began
     ask = ask_summary(rows)

@@ -47,6 +47,7 @@ class ModelSpec:
     resource: str = ""
     yarn_factor: float = 1.0
     role: str = "chat"
+    repeat_penalty: float = 1.0  # >1 for small models that loop (llama.cpp's penalty over recent tokens)
     sha256: dict = field(default_factory=dict, hash=False, compare=False)
 
     @property
@@ -76,6 +77,9 @@ def _spec(entry: dict, where: str) -> ModelSpec:
     for key in ("native_context", "layers", "kv_heads", "head_dim"):
         if not isinstance(entry[key], int) or entry[key] <= 0:
             raise CatalogueError(f"{where}: model {entry['id']!r}: {key} must be a positive integer")
+    penalty = entry.get("repeat_penalty", 1.0)
+    if not isinstance(penalty, (int, float)) or not 1.0 <= penalty <= 2.0:
+        raise CatalogueError(f"{where}: model {entry['id']!r}: repeat_penalty must be a number from 1.0 to 2.0")
     known = {f for f in ModelSpec.__dataclass_fields__}
     values = {k: v for k, v in entry.items() if k in known}
     values["files"] = tuple(values.get("files", ()))

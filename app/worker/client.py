@@ -56,8 +56,10 @@ def kv_cache_usage(metrics: dict[str, float]) -> float | None:
 
 
 class ChatClient:
-    def __init__(self, base_url: str, api_key: str, model: str, timeout_s: float = 600):
+    def __init__(self, base_url: str, api_key: str, model: str, timeout_s: float = 600,
+                 repeat_penalty: float = 1.0):
         self.base_url, self.api_key, self.model, self.timeout_s = base_url.rstrip("/"), api_key, model, timeout_s
+        self.repeat_penalty = repeat_penalty    # the model's own (models.toml); 1.0 = none, not sent
         parts = urllib.parse.urlsplit(self.base_url)
         self._scheme, self._host, self._port = parts.scheme, parts.hostname, parts.port
         self._prefix = parts.path                          # "/v1" usually
@@ -69,6 +71,8 @@ class ChatClient:
              cancel: threading.Event | None = None) -> ChatResult:
         body = {"model": self.model, "messages": messages, "max_tokens": max_tokens,
                 "temperature": temperature, "stream": True, "stream_options": {"include_usage": True}}
+        if self.repeat_penalty != 1.0:   # our llama.cpp worker's name; vLLM calls its own repetition_penalty
+            body["repeat_penalty"] = self.repeat_penalty
         if json_schema is not None:
             body["response_format"] = {"type": "json_schema",
                                        "json_schema": {"name": "answer", "schema": json_schema, "strict": True}}

@@ -67,7 +67,10 @@ class EngineRuntime:
                          on_status=lambda st, detail: self._status(st.name.lower(), detail))
         sup.start()
         self.spec = spec
-        self.client = ChatClient(spec.base_url, spec.api_key, spec.model_name)
+        # vLLM's repetition_penalty also counts the prompt's tokens: it would push a model away
+        # from the document's own words, so the catalogue's penalty goes to llama.cpp only
+        penalty = spec_model.repeat_penalty if plan.engine == "llamacpp" else 1.0
+        self.client = ChatClient(spec.base_url, spec.api_key, spec.model_name, repeat_penalty=penalty)
         return sup
 
     def ask(self, library, refs: list[qa.DocRef], question: str, mode: str = "auto",

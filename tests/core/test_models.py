@@ -48,6 +48,8 @@ def test_embedded_default_is_on_disk():
      'params_b=1\nnative_context=1\nlayers=1\nkv_heads=1\nhead_dim=1\nlicence="x"\nrole="rerank"\n', "role"),
     ('[[model]]\nid="a"\nname="a"\nformat="e5q4"\nsource="embedded"\npackage="p"\nresource="r"\nsize_gb=1\n'
      'params_b=1\nnative_context=1\nlayers=1\nkv_heads=1\nhead_dim=1\nlicence="x"\nrole="embedding"\n', "chat model"),
+    ('[[model]]\nid="a"\nname="a"\nformat="gguf"\nsource="embedded"\npackage="p"\nresource="r"\nsize_gb=1\n'
+     'params_b=1\nnative_context=1\nlayers=1\nkv_heads=1\nhead_dim=1\nlicence="x"\nrepeat_penalty=0.5\n', "repeat_penalty"),
 ])
 def test_broken_catalogue_is_reported_clearly(tmp_path, body, words):
     path = tmp_path / "models.toml"

@@ -155,6 +155,22 @@ def test_stop_strings_and_seed_are_honoured(worker):
     assert stopped["finish_reason"] == "stop"
 
 
+def test_repeat_penalty_from_the_client_breaks_a_loop(worker):
+    """The catalogue's penalty (models.toml) travels with each request: SmolLM2 asked to
+    continue a counting pattern loops on "1." without it, and does not repeat a token
+    that often with the penalty SmolLM2's catalogue entry carries."""
+    from app.core import models
+    penalty = models.load_catalogue().get("smollm2-135m-q4_1").repeat_penalty
+    assert penalty > 1.0
+    messages = [{"role": "user", "content": "Continue the list exactly: 1.1.1.1.1.1.1.1.1.1.1.1"}]
+    texts = {}
+    for p in (1.0, penalty):
+        client = ChatClient(worker.spec.base_url, worker.spec.api_key, "smollm2", timeout_s=120, repeat_penalty=p)
+        texts[p] = client.chat(messages, max_tokens=48).text
+    assert texts[1.0].count("1.1.1.1") >= 5                # the loop this guards against
+    assert texts[penalty].count("1.1.1.1") < texts[1.0].count("1.1.1.1")
+
+
 def test_cancel_stops_generation_on_the_server(client):
     cancel, seen = threading.Event(), []
 
