@@ -22,10 +22,13 @@ RERUN = {"ingest": "benchmarks/ingest.py", "latency": "benchmarks/latency.py",
 
 def load(folder: Path) -> dict:
     out = {}
-    for name in (*NAMES, "quality_experiment"):   # the latter: quality.py --name quality_experiment …
+    for name in NAMES:
         path = folder / f"{name}.json"
         if path.is_file():
             out[name] = json.loads(path.read_text(encoding="utf-8"))
+    # experiments beside the app: quality.py --name quality_experiment[-…] …
+    out["quality_experiments"] = [json.loads(p.read_text(encoding="utf-8"))
+                                  for p in sorted(folder.glob("quality_experiment*.json"))]
     return out
 
 
@@ -126,7 +129,10 @@ def experiment_md(d: dict) -> list[str]:
 
 
 EXPERIMENTS = {"--free-quotes": "quotes generated as free strings and checked against the page afterwards "
-                                "(the app before quotes were limited to the prompt's sentences)"}
+                                "(the app before quotes were limited to the prompt's sentences)",
+               "--repeat-penalty 1.15": "llama.cpp's repeat penalty 1.15 on the answer (the app sends none "
+                                        "for SmolLM2); measured at the commit named in its JSON, when it was "
+                                        "briefly the catalogue's default"}
 
 
 def experiment_flags(d: dict) -> str:
@@ -151,7 +157,7 @@ def quality_md(d: dict) -> list[str]:
             f"({d['mode']} mode → {', '.join(modes)}), {d['seconds'] / 60:.1f} min in all. "
             "Shares are of all citations in the group; \"answered\" = questions with at least one "
             "verified citation on a gold page.", "",
-            *_table(ASK_HEAD, ask), *(experiment_md(d["experiment"]) if d.get("experiment") else []), "",
+            *_table(ASK_HEAD, ask), *(line for e in d.get("experiments", []) for line in experiment_md(e)), "",
             "Page retrieval on all dev questions (benchmarks/retrieval.py's evaluation): ours (the app: BM25 + "
             "multilingual-e5-small search vectors), the same without vectors (BM25 only), and a naive page BM25:", "",
             *_table(["setting", "group", "n", "R@1", "R@5", "MRR", "BM25-only R@1", "BM25-only R@5",
@@ -197,8 +203,10 @@ def main(argv=None) -> None:
     ap.add_argument("--docs", type=Path, default=common.ROOT / "docs")
     args = ap.parse_args(argv)
     data = load(args.src)
-    if "quality" in data and "quality_experiment" in data:
-        data["quality"]["experiment"] = data.pop("quality_experiment")
+    experiments = data.pop("quality_experiments")
+    if "quality" in data and experiments:
+        data["quality"]["experiments"] = experiments
+        data["quality"]["experiment"] = experiments[0]        # the chart shows the first one
     if not data:
         sys.exit(f"no benchmark results in {args.src}: run the benchmarks first")
     args.docs.mkdir(parents=True, exist_ok=True)
