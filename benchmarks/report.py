@@ -206,7 +206,6 @@ def main(argv=None) -> None:
     experiments = data.pop("quality_experiments")
     if "quality" in data and experiments:
         data["quality"]["experiments"] = experiments
-        data["quality"]["experiment"] = experiments[0]        # the chart shows the first one
     if not data:
         sys.exit(f"no benchmark results in {args.src}: run the benchmarks first")
     args.docs.mkdir(parents=True, exist_ok=True)

@@ -108,7 +108,7 @@ def _ask(ax, d):
     labels = ["citations\nper question", "citations\nverified", "citations on\na gold page",
               "JSON cut off\nat token limit"]
     from report import experiment_flags
-    exp = d.get("experiment")
+    exp = (d.get("experiments") or [None])[0]          # the first experiment; the report lists them all
     _bars(ax, labels, _ask_figures(d), _ask_figures(exp) if exp else [0.0] * 4, "the app's schema",
           f"experiment: {experiment_flags(exp)}" if exp else "(no experiment run)", fmt="{:.2f}")
     ax.set_ylim(0, 1.3)

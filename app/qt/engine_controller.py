@@ -108,7 +108,7 @@ class EngineController(QObject):
     def prepare(self, library, refs) -> None:
         """Let the engine restore what it kept of these documents (see EngineRuntime.prepare);
         in the background, and a failure only costs the first answer its head start."""
-        if not self.ready() or not hasattr(self.runtime, "prepare"):
+        if not self.ready():
             return
         workers.run(_prepare, self.runtime, library, refs,
                     on_error=lambda exc, job=None: log.info("engine prepare: %s", exc))
