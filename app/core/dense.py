@@ -114,6 +114,14 @@ def store_vectors(con: sqlite3.Connection, lock, items: list[tuple[int, object]]
             raise
 
 
+@functools.lru_cache(maxsize=8)   # one question may be searched in several scopes
+def _query_vector(question: str):
+    import numpy as np
+    model = _embedder()
+    with _run:
+        return np.asarray(model.query(question), dtype=np.float32)
+
+
 def search(con: sqlite3.Connection, question: str, doc_ids: list[int] | None,
            limit: int) -> list[tuple[int, float]]:
     """(chunk id, cosine similarity) best first, over chunks that have vectors."""
@@ -125,9 +133,7 @@ def search(con: sqlite3.Connection, question: str, doc_ids: list[int] | None,
     if not rows:
         return []
     matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float16).reshape(len(rows), -1)
-    model = _embedder()
-    with _run:
-        query = np.asarray(model.query(question), dtype=np.float32)
+    query = _query_vector(question)
     scores = matrix.astype(np.float32) @ query
     order = np.argsort(-scores)[:limit]
     return [(rows[i][0], float(scores[i])) for i in order]

