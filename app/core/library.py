@@ -5,7 +5,7 @@ import json
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
@@ -173,7 +173,14 @@ class Library:
 
     def _ranked_chunks(self, question: str, q: index.Query, doc_ids: list[int] | None,
                        limit: int) -> list[index.ChunkHit]:
-        found = index.search_chunks(self._con, q, doc_ids, limit)
+        found = []
+        if doc_ids is not None:   # words naming every document searched say nothing within them
+            names = self._all_names()
+            drop = doc_names.scope_words(question, names, doc_ids, lambda t: index.docs_using(self._con, t))
+            found = index.search_chunks(self._con, replace(q, terms=doc_names.without(q.terms, drop)),
+                                        doc_ids, limit)
+        if not found:   # the name was the only word these documents share with the question
+            found = index.search_chunks(self._con, q, doc_ids, limit)
         if dense.available():   # BM25 alone unless the optional model is installed
             vectors = dense.search(self._con, question, doc_ids, limit)
             if vectors:
@@ -181,16 +188,20 @@ class Library:
                 found = ranking.fuse(self._con, q, found, vectors, ranking.question_lang(question), langs)
         return found
 
+    def _all_names(self) -> dict[int, frozenset[str]]:
+        """Doc id → the words that name it (doc_names), for every document of the library."""
+        for d, title, path in self._con.execute("SELECT id, title, path FROM documents"):
+            if d not in self._names:
+                self._names[d] = doc_names.name_terms(title, path)
+        return self._names
+
     def _named(self, question: str, scope: list[int]) -> dict[int, float]:
         """Documents of the scope that the question names, with their share of the best
         name match; empty when it names none, or all of them alike."""
         if len(scope) < 2:
             return {}
-        for d in scope:
-            if d not in self._names:
-                row = self._con.execute("SELECT title, path FROM documents WHERE id = ?", (d,)).fetchone()
-                self._names[d] = doc_names.name_terms(*row)
-        mentioned = doc_names.mention_scores(question, {d: self._names[d] for d in scope},
+        names = self._all_names()
+        mentioned = doc_names.mention_scores(question, {d: names[d] for d in scope},
                                              lambda t: index.docs_using(self._con, t))
         named = {d: s for d, s in mentioned.items() if s >= NAMED_SHARE}
         return named if len(named) < len(scope) else {}

@@ -36,3 +36,13 @@ def test_a_named_document_comes_first_and_ordinary_words_do_not_name():
 
 def test_one_document_cannot_be_named_apart():
     assert doc_names.mention_scores("Apache patent grant", {5: APACHE}, using) == {}
+
+
+def test_words_naming_every_searched_document_leave_the_query():
+    docs_using = lambda t: 1      # noqa: E731  every name word used only by its own text
+    asked = "How often may the customer audit under the Bonterms Cloud Terms?"
+    drop = doc_names.scope_words(asked, NAMES, [3], docs_using)
+    assert drop == {"bonterm", "cloud", "term"}
+    assert doc_names.scope_words(asked, NAMES, [1, 3], docs_using) == {"cloud", "term"}   # the CSA's too
+    assert doc_names.without(("bonterms", "audit", "cloud"), drop) == ("audit",)
+    assert doc_names.without(("bonterms",), drop) == ("bonterms",)       # never an empty query

@@ -232,3 +232,17 @@ def test_a_question_naming_a_document_searches_it_first(corpus, tmp_path):
     assert [os.path.basename(h.path) for h in hits[:4]] == ["apache-2.0.pdf"] * 4
     assert 2 in [h.page for h in hits if h.path.endswith("apache-2.0.pdf")]     # Section 3
     lib.close()
+
+
+def test_in_a_named_document_its_name_no_longer_matches_every_page(corpus, tmp_path, monkeypatch):
+    """Inside the Bonterms DPA, "Bonterms DPA" is on every page's preamble and title:
+    searching it ranked the title page near the answer. The name words leave the query."""
+    from app.core import dense
+    monkeypatch.setattr(dense, "available", lambda: False)        # BM25 alone: its words are the point
+    lib = Library(tmp_path / "lib.sqlite")
+    dpa = lib.add(corpus / "contracts-en/bonterms-dpa-v1.0.pdf").id
+    for name in ("contracts-en/bonterms-cloud-terms-v1.0.pdf", "contracts-en/common-paper-dpa.pdf", NDA,
+                 "licenses/apache-2.0.pdf"):
+        lib.add(corpus / name)
+    assert [h.page for h in lib.search("Bonterms DPA deletion", [dpa])] == [4]   # was [4, 1, 2, 3]
+    lib.close()
