@@ -85,7 +85,7 @@ def scope_words(question: str, names: dict[int, frozenset[str]], scope: list[int
     is inside those documents they say nothing about where the answer is, and only raise
     the title page and preamble, which repeat the name."""
     words = naming_words(question, names, docs_using)
-    return {t for t in words if all(t in names[d] for d in scope)}
+    return {t for t in words if all(t in names.get(d, ()) for d in scope)}
 
 
 def without(terms: tuple[str, ...], words: set[str]) -> tuple[str, ...]:

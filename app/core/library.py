@@ -34,7 +34,7 @@ class Library:
         self.path = Path(path) if path else paths.library_path()
         self._con = store.connect(self.path)
         self._lock = threading.RLock()   # one connection shared by GUI and worker threads
-        self._names: dict[int, frozenset[str]] = {}   # doc id → words that name it (doc_names)
+        self._names: dict[tuple[str, str], frozenset[str]] = {}   # (title, path) → doc_names.name_terms
 
     # --- documents ---------------------------------------------------------------
     def add(self, path: str | Path, password: str | None = None,
@@ -112,7 +112,6 @@ class Library:
 
     def remove(self, doc_id: int) -> None:
         with self._lock:
-            self._names.pop(doc_id, None)
             con = self._con
             con.execute("BEGIN IMMEDIATE")
             try:
@@ -150,8 +149,8 @@ class Library:
     # --- search ------------------------------------------------------------------
     def search(self, query: str, doc_ids: list[int] | None = None, k: int = 5) -> list[Hit]:
         """Best pages first, at most one hit per (document, page). Scores are BM25, or a
-        BM25 + dense fusion (about 0-5) where dense vectors exist; chunks of documents
-        the question names are searched on their own as well and raised (doc_names)."""
+        BM25 + dense fusion (about 0-5) where dense vectors exist. Documents the question
+        names are searched on their own as well (doc_names)."""
         if doc_ids is not None and not doc_ids:
             return []
         q, limit = index.parse_query(query), max(50, 10 * k)
@@ -190,10 +189,12 @@ class Library:
 
     def _all_names(self) -> dict[int, frozenset[str]]:
         """Doc id → the words that name it (doc_names), for every document of the library."""
+        out = {}
         for d, title, path in self._con.execute("SELECT id, title, path FROM documents"):
-            if d not in self._names:
-                self._names[d] = doc_names.name_terms(title, path)
-        return self._names
+            if (title, path) not in self._names:
+                self._names[(title, path)] = doc_names.name_terms(title, path)
+            out[d] = self._names[(title, path)]
+        return out
 
     def _named(self, question: str, scope: list[int]) -> dict[int, float]:
         """Documents of the scope that the question names, with their share of the best
@@ -201,7 +202,7 @@ class Library:
         if len(scope) < 2:
             return {}
         names = self._all_names()
-        mentioned = doc_names.mention_scores(question, {d: names[d] for d in scope},
+        mentioned = doc_names.mention_scores(question, {d: names[d] for d in scope if d in names},
                                              lambda t: index.docs_using(self._con, t))
         named = {d: s for d, s in mentioned.items() if s >= NAMED_SHARE}
         return named if len(named) < len(scope) else {}
