@@ -88,6 +88,11 @@ class KvStore:
                 best = Match(tok_file.stem, common, len(stored))
         return best
 
+    def latest(self) -> str | None:
+        """The digest of the entry used last (complete entries only), or None."""
+        entries = [(_mtime(kv), kv.stem) for kv in self.dir.glob("*.kv") if kv.with_suffix(".tok").exists()]
+        return max(entries)[1] if entries else None
+
     def worth_saving(self, n_tokens: int, best_common: int) -> bool:
         """Save when the prompt holds at least min_tokens that no entry has yet."""
         return n_tokens - best_common >= self.min_tokens

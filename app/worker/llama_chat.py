@@ -171,6 +171,23 @@ class ChatEngine:
         finally:
             self.lock.release()
 
+    def restore_latest(self) -> int:
+        """At start-up: put the document used last back into memory from the disk store, so
+        the first question after a restart about the same document (the usual case: the
+        app reopens what was open) finds it there, as a follow-up does. Runs on its own
+        thread while the server starts; a request that comes first wins the lock and
+        restores what it needs itself. Returns the tokens restored."""
+        if self.store is None or not self.lock.acquire(blocking=False):
+            return 0
+        try:
+            digest = self.store.latest()
+            if digest is None or self.llm.n_tokens:
+                return 0
+            self._disk_tokens = self._restore(digest)
+            return self._disk_tokens
+        finally:
+            self.lock.release()
+
     def chat(self, messages: list[dict], params: Params,
              cancelled: Callable[[], bool] = lambda: False) -> Iterator[tuple[str, Usage]]:
         """Yield (text delta, usage so far); the last yield has usage.finish_reason set."""

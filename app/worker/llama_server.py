@@ -66,6 +66,13 @@ def load(args):
     return llm
 
 
+def _restore_latest(engine) -> None:
+    began = time.perf_counter()
+    n = engine.restore_latest()
+    if n:
+        log(f"restored the last document's KV state ({n} tokens) in {(time.perf_counter() - began) * 1e3:.0f} ms")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m app.worker.llama_server")
     ap.add_argument("--model", required=True)
@@ -92,6 +99,7 @@ def main(argv: list[str] | None = None) -> None:
         store = KvStore(Path(args.kv_dir) if args.kv_dir else paths.kv_cache_dir(), model_key(Path(args.model)),
                         max_bytes=int(args.kv_max_gb * 1024**3))
     engine = ChatEngine(llm, store)
+    threading.Thread(target=_restore_latest, args=(engine,), name="kv-warm", daemon=True).start()
     try:
         server = WorkerServer((args.host, args.port), engine, args.api_key,
                               args.model_name or Path(args.model).stem)
