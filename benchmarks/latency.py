@@ -8,7 +8,8 @@ call to runtime.ask until the first streamed piece of the answer; total until as
   first      the first question on the document (fresh PAGEWISE_HOME: no KV state on disk)
   follow-up  a second question on the same document, same worker
   restart    a third question after the worker was stopped and started again, asked as soon
-             as it is ready (the CLI's path: `pagewise ask` starts the worker and asks at once)
+             as it is ready (the CLI's path: `pagewise ask` starts the worker and asks at once;
+             the worker restores the document used last on its own at start-up)
   reopened   the GUI's path after a restart: the worker started again, the document opened
              (the window then calls EngineRuntime.prepare, which lets the worker restore the
              document's KV state from disk) and the question typed TYPING_S later

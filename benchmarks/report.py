@@ -79,8 +79,8 @@ def latency_md(d: dict) -> list[str]:
             f" **{doc['mode']}** mode, answers up to {doc['answer_tokens_max']} tokens, {len(d['rounds'])} round(s);"
             f" same messages on both sides: {d['same_prompt']}. Ratios are medians of the back-to-back pairs.", "",
             "*first*: nothing read yet; *follow-up*: a second question to the same worker; *restart*: the worker "
-            "stopped and started again, the question asked as soon as it is ready (the CLI's path: the KV state "
-            "is read from disk inside the question's time); *reopened*: the GUI's path after a restart: the "
+            "stopped and started again, the question asked as soon as it is ready (the CLI's path: the worker restores the "
+            "document used last from disk on its own at start-up, racing the question); *reopened*: the GUI's path after a restart: the "
             "document opened (the window asks the worker to restore its KV state then) and the question typed "
             "a second later. In-process is one Llama that never restarts.", "",
             *_table(["question", "ours TTFT s", "in-process TTFT s", "TTFT ratio", "ours total s",
