@@ -48,6 +48,12 @@ def read_whole(lib, rt, path, question="Who are the parties?"):
     return refs, answer
 
 
+def assert_answered_from_memory(rt, lib, refs) -> None:
+    answer = rt.ask(lib, refs, "How long does it last?", mode="whole-document")
+    assert answer.usage["cached_tokens"] >= 700          # the question only read its own tokens
+    assert rt.metrics()["pagewise_disk_cache_restores_total"] == 1
+
+
 def test_a_restarted_worker_restores_the_last_document_by_itself(short_contract, tmp_path, monkeypatch):
     monkeypatch.setattr(qa, "ANSWER_TOKENS", 16)
     lib = Library(tmp_path / "library.sqlite")
@@ -64,9 +70,7 @@ def test_a_restarted_worker_restores_the_last_document_by_itself(short_contract,
     rt.start()
     try:
         assert wait_for_cells(rt, lambda c: c >= 700) >= 700, "the last document was not restored at start"
-        answer = rt.ask(lib, refs, "How long does it last?", mode="whole-document")
-        assert answer.usage["cached_tokens"] >= 700      # the question only read its own tokens
-        assert rt.metrics()["pagewise_disk_cache_restores_total"] == 1
+        assert_answered_from_memory(rt, lib, refs)
     finally:
         rt.stop()
         lib.close()
@@ -94,9 +98,7 @@ def test_prepare_restores_a_read_document_before_the_question(short_contract, wh
         assert rt.prepare(lib, refs)                     # the window opens the short one
         cells = wait_for_cells(rt, lambda c: 700 <= c < 1500)
         assert 700 <= cells < 1500, "the opened document's KV state was not restored before the question"
-        answer = rt.ask(lib, refs, "How long does it last?", mode="whole-document")
-        assert answer.usage["cached_tokens"] >= 700      # the question only read its own tokens
-        assert rt.metrics()["pagewise_disk_cache_restores_total"] == 1
+        assert_answered_from_memory(rt, lib, refs)
     finally:
         rt.stop()
         lib.close()
