@@ -125,7 +125,27 @@ def parse_reply(raw: str) -> tuple[str, list[dict]]:
     if not isinstance(data, dict):
         return text, []
     cites = [c for c in data.get("citations") or [] if isinstance(c, dict)]
-    return str(data.get("answer", "")).strip(), cites
+    return without_repeats(str(data.get("answer", "")).strip()), cites
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
+
+
+def without_repeats(text: str) -> str:
+    """The answer with a sentence said again dropped (a small model's loop, which the worker
+    ends at its second or third copy: app/worker/loop_guard.py); unchanged when none repeats."""
+    sentences = [s for s in _SENTENCE_END.split(text) if s.strip()]
+    seen, kept = set(), []
+    for s in sentences:
+        key = s.strip()
+        if len(key) >= 12 and key in seen:
+            continue
+        seen.add(key)
+        kept.append(s.strip())
+    if len(kept) == len(sentences):
+        return text
+    joiner = "" if all(k[-1] in "。！？" for k in kept[:-1]) else " "
+    return joiner.join(kept)
 
 
 def _verify_all(library, refs: list[DocRef], cites: list[dict]) -> list[Citation]:

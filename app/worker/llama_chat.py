@@ -24,6 +24,7 @@ from llama_cpp import llama_chat_format
 from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar, SchemaConverter
 
 from app.worker.kv_store import KvStore, common_prefix
+from app.worker.loop_guard import AnswerLoopGuard
 
 GRAMMARS_CACHE = 4        # compiled answer grammars kept (each prompt's quotes make its own schema)
 TOKENS_CACHE = 4          # tokenized prompts kept (a /tokenize, then the chat with the same messages)
@@ -268,8 +269,10 @@ class ChatEngine:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         began, usage.finish_reason = time.perf_counter(), "length"
         # generate() evaluates what _prefill left (nothing, or the last token) and samples
+        guard = AnswerLoopGuard(llm, len(tokens)) if grammar is not None else None
         gen = llm.generate(tokens, temp=params.temperature, top_p=params.top_p,
-                           repeat_penalty=params.repeat_penalty, grammar=grammar)
+                           repeat_penalty=params.repeat_penalty, grammar=grammar,
+                           logits_processor=llama_cpp.LogitsProcessorList([guard]) if guard else None)
         try:
             for token in gen:
                 if cancelled():
@@ -290,6 +293,8 @@ class ChatEngine:
                     break
         finally:
             gen.close()
+        if guard and guard.fired:
+            print(f"chat: the answer repeated itself; ended it after {usage.completion_tokens} tokens", flush=True)
         usage.generate_s = time.perf_counter() - began
         yield stops.flush(), usage
 

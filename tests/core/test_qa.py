@@ -123,3 +123,12 @@ def test_a_quote_cited_to_the_wrong_document_moves_to_the_one_that_has_it(lib_wi
     assert "document corrected from 2" in cit.note
     [bad] = qa._verify_all(lib, refs, [{"doc": 2, "page": 1, "quote": "words in neither document at all"}])
     assert not bad.verified and bad.doc == "dpa.pdf"
+
+
+def test_a_sentence_said_again_is_dropped_from_the_answer():
+    from app.core.qa import parse_reply, without_repeats
+    text, _ = parse_reply('{"answer": "It lasts one year. It lasts one year. It lasts one year.", "citations": []}')
+    assert text == "It lasts one year."
+    assert without_repeats("合同自双方签字之日起生效。合同自双方签字之日起生效。违约金为百分之五。") == \
+        "合同自双方签字之日起生效。违约金为百分之五。"
+    assert without_repeats("Yes. Yes. It lasts\ntwo years.") == "Yes. Yes. It lasts\ntwo years."   # unchanged
