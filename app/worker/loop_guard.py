@@ -28,7 +28,7 @@ def looping(text: str) -> bool:
     if done and len(done[-1]) >= MIN_SENTENCE and done[-1] in done[:-1]:
         return True
     tail = text[-TAIL:]
-    return len(text) >= 3 * TAIL and " " in tail.strip() and text[:-TAIL].count(tail) >= 2
+    return len(text) >= 3 * TAIL and text[:-TAIL].count(tail) >= 2
 
 
 def answer_body(generated: str, key: str = "answer") -> str | None:

@@ -16,6 +16,7 @@ def test_a_sentence_said_again_or_a_phrase_come_three_times_is_a_loop():
     assert looping("It may be ended by either party by either party by either party by either party "
                    "by either party by either party")
     assert looping("合同自双方签字之日起生效。合同自双方签字之日起生效。")
+    assert looping("1." * 50) and not looping("1." * 40)             # 90 characters before it counts
     assert not looping("Yes. Yes. ")                              # too short to call a loop
     assert not looping("The Provider notifies within 48 hours. The Customer may audit once a year. ")
 
