@@ -1,6 +1,7 @@
 """The library facade: add documents, read their pages and chunks, search, chat history."""
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import threading
@@ -156,10 +157,11 @@ class Library:
         q, limit = index.parse_query(query), max(50, 10 * k)
         with self._lock:
             docs = dict(self._con.execute("SELECT id, last_path FROM documents").fetchall())
-            found = self._ranked_chunks(query, q, doc_ids, limit)
-            named = self._named(query, doc_ids if doc_ids is not None else list(docs))
+            names, using = self._all_names(), functools.lru_cache()(lambda t: index.docs_using(self._con, t))
+            found = self._ranked_chunks(query, q, doc_ids, limit, names, using)
+            named = _named(query, doc_ids if doc_ids is not None else list(docs), names, using)
             if named and found:
-                found = _merge_named(found, self._ranked_chunks(query, q, list(named), limit))
+                found = _merge_named(found, self._ranked_chunks(query, q, list(named), limit, names, using))
         hits: dict[tuple[int, int], Hit] = {}
         for h in found:
             if (h.doc_id, h.page) not in hits:
@@ -170,12 +172,11 @@ class Library:
                 break
         return list(hits.values())
 
-    def _ranked_chunks(self, question: str, q: index.Query, doc_ids: list[int] | None,
-                       limit: int) -> list[index.ChunkHit]:
+    def _ranked_chunks(self, question: str, q: index.Query, doc_ids: list[int] | None, limit: int,
+                       names: dict[int, frozenset[str]], using: Callable[[str], int]) -> list[index.ChunkHit]:
         found = []
         if doc_ids is not None:   # words naming every document searched say nothing within them
-            names = self._all_names()
-            drop = doc_names.scope_words(question, names, doc_ids, lambda t: index.docs_using(self._con, t))
+            drop = doc_names.scope_words(question, names, doc_ids, using)
             found = index.search_chunks(self._con, replace(q, terms=doc_names.without(q.terms, drop)),
                                         doc_ids, limit)
         if not found:   # the name was the only word these documents share with the question
@@ -195,17 +196,6 @@ class Library:
                 self._names[(title, path)] = doc_names.name_terms(title, path)
             out[d] = self._names[(title, path)]
         return out
-
-    def _named(self, question: str, scope: list[int]) -> dict[int, float]:
-        """Documents of the scope that the question names, with their share of the best
-        name match; empty when it names none, or all of them alike."""
-        if len(scope) < 2:
-            return {}
-        names = self._all_names()
-        mentioned = doc_names.mention_scores(question, {d: names[d] for d in scope if d in names},
-                                             lambda t: index.docs_using(self._con, t))
-        named = {d: s for d, s in mentioned.items() if s >= NAMED_SHARE}
-        return named if len(named) < len(scope) else {}
 
     def embed(self, doc_ids: list[int] | None = None,
               progress: Callable[[int, int], None] | None = None,
@@ -259,6 +249,17 @@ def _info(row) -> DocumentInfo:
     doc_id, sha, path, last_path, title, pages, lang, warnings = row
     return DocumentInfo(id=doc_id, sha256=sha, path=path, title=title, page_count=pages,
                         lang=lang, warnings=tuple(json.loads(warnings)), last_path=last_path)
+
+
+def _named(question: str, scope: list[int], names: dict[int, frozenset[str]],
+           using: Callable[[str], int]) -> dict[int, float]:
+    """Documents of the scope that the question names, with their share of the best name
+    match; empty when it names none, or all of them alike."""
+    if len(scope) < 2:
+        return {}
+    mentioned = doc_names.mention_scores(question, {d: names[d] for d in scope if d in names}, using)
+    named = {d: s for d, s in mentioned.items() if s >= NAMED_SHARE}
+    return named if len(named) < len(scope) else {}
 
 
 def _merge_named(found: list[index.ChunkHit], within_named: list[index.ChunkHit]) -> list[index.ChunkHit]:

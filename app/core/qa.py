@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
-from app.core import prompts
+from app.core import prompts, textnorm
 from app.core.citations import Citation, quotable, verify
 
 ANSWER_TOKENS = 400          # room kept for the model's reply
@@ -128,21 +128,15 @@ def parse_reply(raw: str) -> tuple[str, list[dict]]:
     return without_repeats(str(data.get("answer", "")).strip()), cites
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
-
-
 def without_repeats(text: str) -> str:
     """The answer with a sentence said again dropped (a small model's loop, which the worker
     ends at its second or third copy: app/worker/loop_guard.py); unchanged when none repeats."""
-    sentences = [s for s in _SENTENCE_END.split(text) if s.strip()]
-    seen, kept = set(), []
-    for s in sentences:
-        key = s.strip()
-        if len(key) >= 12 and key in seen:
-            continue
-        seen.add(key)
-        kept.append(s.strip())
-    if len(kept) == len(sentences):
+    said = textnorm.sentences(text)
+    kept: list[str] = []
+    for s in said:
+        if not textnorm.is_repeat(s, kept):
+            kept.append(s)
+    if len(kept) == len(said):
         return text
     joiner = "" if all(k[-1] in "。！？" for k in kept[:-1]) else " "
     return joiner.join(kept)

@@ -91,3 +91,17 @@ def cjk_share(text: str) -> float:
     if not cjk:
         return 0.0
     return cjk / (cjk + sum(map(len, _LATIN.findall(text))))
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*")   # "5.2" is not an end
+REPEAT_MIN_CHARS = 12   # a sentence said again counts as a repeat from this length ("Yes." twice does not)
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of a model's answer, stripped; the last one may still be unfinished."""
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+def is_repeat(sentence: str, earlier) -> bool:
+    """Whether a sentence is long enough to count and was said before."""
+    return len(sentence) >= REPEAT_MIN_CHARS and sentence in earlier

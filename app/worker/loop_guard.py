@@ -16,16 +16,16 @@ import re
 
 import numpy as np
 
-SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
-MIN_SENTENCE = 12     # characters: "Yes." twice is not a loop worth cutting
+from app.core.textnorm import is_repeat, sentences
+
 TAIL = 30             # characters of the answer's end that must have come twice before
 
 
 def looping(text: str) -> bool:
     """Whether an answer string (so far) repeats itself."""
-    pieces = [p.strip() for p in SENTENCE_END.split(text)]
-    done = pieces[:-1]                     # the last piece is still being written
-    if done and len(done[-1]) >= MIN_SENTENCE and done[-1] in done[:-1]:
+    said = sentences(text)
+    done = said if text.rstrip().endswith(tuple(".!?。！？")) else said[:-1]   # the last may be unfinished
+    if done and is_repeat(done[-1], done[:-1]):
         return True
     tail = text[-TAIL:]
     return len(text) >= 3 * TAIL and text[:-TAIL].count(tail) >= 2
@@ -54,15 +54,17 @@ class AnswerLoopGuard:
 
     def __init__(self, llm, prompt_len: int):
         quote = llm.tokenize(b'"', add_bos=False, special=False)
-        self.llm, self.prompt_len = llm, prompt_len
+        self.llm, self.seen = llm, prompt_len
         self.quote = quote[0] if len(quote) == 1 else None
         self.fired = False
+        self.generated = b""               # the answer's bytes so far (tokens may split a character)
 
     def __call__(self, input_ids: np.ndarray, scores: np.ndarray) -> np.ndarray:
         if self.quote is None or self.fired:
             return scores
-        generated = self.llm.detokenize(list(input_ids[self.prompt_len:])).decode("utf-8", "ignore")
-        body = answer_body(generated)
+        self.generated += self.llm.detokenize(list(input_ids[self.seen:]))
+        self.seen = len(input_ids)
+        body = answer_body(self.generated.decode("utf-8", "ignore"))
         if body is not None and looping(body):
             self.fired = True
             forced = np.full_like(scores, -np.inf)
