@@ -174,7 +174,7 @@ class Library:
 
     def _ranked_chunks(self, question: str, q: index.Query, doc_ids: list[int] | None, limit: int,
                        names: dict[int, frozenset[str]], using: Callable[[str], int]) -> list[index.ChunkHit]:
-        found = []
+        found, q = [], index.with_backoff(self._con, q, doc_ids)
         if doc_ids is not None:   # words naming every document searched say nothing within them
             drop = doc_names.scope_words(question, names, doc_ids, using)
             found = index.search_chunks(self._con, replace(q, terms=doc_names.without(q.terms, drop)),

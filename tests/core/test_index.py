@@ -108,3 +108,17 @@ def test_chinese_questions_use_words_when_jieba_is_installed(monkeypatch):
     assert "定金" in q.terms and "法定" in q.terms and "约时" not in q.terms
     monkeypatch.setattr(index, "_segment", lambda text: None)       # without jieba: bigrams
     assert "约时" in parse_query("签约时约定的定金金额有没有法定上限？").terms
+
+
+def test_a_derived_word_the_documents_never_use_backs_off_to_its_root(corpus_library):
+    """"auditors" is nowhere in the Bonterms DPA (it says "audit", 18 times on p. 5) and
+    Porter leaves -or alone: the word backs off to "audit*". "processor", which the DPA
+    uses, stays as it is (backing it off to "process*" ranked a wrong page first)."""
+    from app.core.index import with_backoff
+    lib, ids = corpus_library
+    dpa = [ids["contracts-en/bonterms-dpa-v1.0.pdf"]]
+    q = with_backoff(lib._con, parse_query("How often may the processor's auditors come in?"), dpa)
+    assert "audit*" in q.terms and not any(t.startswith("process") and t.endswith("*") for t in q.terms)
+    assert with_backoff(lib._con, parse_query("audit rights"), dpa) == parse_query("audit rights")
+    hits = lib.search("How frequently may a customer send its own auditors in?", doc_ids=dpa, k=3)
+    assert [h.page for h in hits][:1] == [5], [(h.page, h.text[:60]) for h in hits]
