@@ -182,13 +182,12 @@ def with_backoff(con: sqlite3.Connection, query: Query, doc_ids: list[int] | Non
 
 
 def _used_in(con: sqlite3.Connection, term: str, doc_ids: list[int] | None) -> bool:
-    sql = ("SELECT 1 FROM chunk_fts JOIN chunks c ON c.id = chunk_fts.rowid "
-           "WHERE chunk_fts MATCH ?")
-    args: list = ["body : " + _quote(term)]
-    if doc_ids is not None:
-        sql += f" AND c.doc_id IN ({','.join('?' * len(doc_ids))})"
-        args += list(doc_ids)
-    return con.execute(sql + " LIMIT 1", args).fetchone() is not None
+    match = "body : " + _quote(term)
+    if doc_ids is None:
+        return con.execute("SELECT 1 FROM chunk_fts WHERE chunk_fts MATCH ? LIMIT 1", (match,)).fetchone() is not None
+    return con.execute("SELECT 1 FROM chunk_fts JOIN chunks c ON c.id = chunk_fts.rowid WHERE chunk_fts MATCH ? "
+                       f"AND c.doc_id IN ({','.join('?' * len(doc_ids))}) LIMIT 1",
+                       [match, *doc_ids]).fetchone() is not None
 
 
 @dataclass(frozen=True)
