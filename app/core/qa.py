@@ -129,8 +129,10 @@ def parse_reply(raw: str) -> tuple[str, list[dict]]:
 
 
 def without_repeats(text: str) -> str:
-    """The answer with a sentence said again dropped (a small model's loop, which the worker
-    ends at its second or third copy: app/worker/loop_guard.py); unchanged when none repeats."""
+    """The answer with a sentence said again dropped and a looping end ("1.1.1.1…") cut to
+    one copy (a small model's loop, which the worker ends at its second or third copy:
+    app/worker/loop_guard.py); unchanged when nothing repeats."""
+    text = textnorm.without_looping_tail(text)
     said = textnorm.sentences(text)
     kept: list[str] = []
     for s in said:

@@ -105,3 +105,22 @@ def sentences(text: str) -> list[str]:
 def is_repeat(sentence: str, earlier) -> bool:
     """Whether a sentence is long enough to count and was said before."""
     return len(sentence) >= REPEAT_MIN_CHARS and sentence in earlier
+
+
+LOOP_MIN_CHARS = 30     # a run repeated back to back counts as a loop from this length (the loop guard's tail)
+
+
+def without_looping_tail(text: str, longest_unit: int = 200) -> str:
+    """The text with a run repeated back to back at its end ("1.1.1.1…", "by either party by
+    either party …") cut to its first copy; unchanged when the end does not loop at least
+    two and a half times over LOOP_MIN_CHARS characters (a loop ends where the guard or the
+    token limit cut it: mid-copy, its separator missing)."""
+    best = len(text)
+    for unit in range(1, min(longest_unit, len(text) * 2 // 5) + 1):
+        start = len(text) - unit      # walk back while each character equals the one a unit on
+        while start > 0 and text[start - 1] == text[start - 1 + unit]:
+            start -= 1
+        run = len(text) - start
+        if run >= max(unit * 5 // 2, LOOP_MIN_CHARS) and start + unit < best:
+            best = start + unit
+    return text if best == len(text) else text[:best].rstrip(" ,;:、，；：")

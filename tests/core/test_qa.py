@@ -132,3 +132,16 @@ def test_a_sentence_said_again_is_dropped_from_the_answer():
     assert without_repeats("合同自双方签字之日起生效。合同自双方签字之日起生效。违约金为百分之五。") == \
         "合同自双方签字之日起生效。违约金为百分之五。"
     assert without_repeats("Yes. Yes. It lasts\ntwo years.") == "Yes. Yes. It lasts\ntwo years."   # unchanged
+
+
+def test_an_answer_that_ends_in_a_loop_keeps_one_copy():
+    """What the guard or the token limit cut mid-loop (real SmolLM2 answers from the quality
+    benchmark) is shown as one copy; short or legitimate repeats stay."""
+    from app.core.qa import without_repeats
+    assert without_repeats("99.9% availability target is missed, " * 2 + "99.9% availability target is missed") \
+        == "99.9% availability target is missed"
+    assert without_repeats("The answer is: " * 6 + "The") == "The answer is"
+    assert without_repeats("It ends " + "by either party " * 5 + "by eit") == "It ends by either party"
+    assert without_repeats("1.1" + ".1" * 44) == "1."
+    for kept in ("Section 1.1.1 applies.", "The fees are 0 0 0 0.", "Yes. Yes. It lasts two years."):
+        assert without_repeats(kept) == kept
