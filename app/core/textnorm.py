@@ -115,12 +115,24 @@ def without_looping_tail(text: str, longest_unit: int = 200) -> str:
     either party …") cut to its first copy; unchanged when the end does not loop at least
     two and a half times over LOOP_MIN_CHARS characters (a loop ends where the guard or the
     token limit cut it: mid-copy, its separator missing)."""
-    best = len(text)
+    found = None                  # (where the loop starts, its unit's length), earliest start
     for unit in range(1, min(longest_unit, len(text) * 2 // 5) + 1):
         start = len(text) - unit      # walk back while each character equals the one a unit on
         while start > 0 and text[start - 1] == text[start - 1 + unit]:
             start -= 1
-        run = len(text) - start
-        if run >= max(unit * 5 // 2, LOOP_MIN_CHARS) and start + unit < best:
-            best = start + unit
-    return text if best == len(text) else text[:best].rstrip(" ,;:、，；：")
+        if len(text) - start >= max(unit * 5 // 2, LOOP_MIN_CHARS) and (found is None or start < found[0]):
+            found = (start, unit)
+    if found is None:
+        return text
+    return text[:_copy_end(text, *found)].rstrip(" ,;:、，；：")
+
+
+def _copy_end(text: str, start: int, unit: int) -> int:
+    """Where to cut a loop after one copy: the run may start mid-sentence ("…and the
+    document is 5 pages long. The document is 5 pages long. T"), so cut after the last
+    sentence end within its first unit, else at the last word boundary, else after one unit."""
+    window = range(start + unit, start, -1)
+    for cut in window:
+        if text[cut - 1] in ".!?。！？" and (text[cut] == " " or text[cut - 1] in "。！？"):
+            return cut
+    return next((cut for cut in window if text[cut].isspace()), start + unit)

@@ -145,3 +145,6 @@ def test_an_answer_that_ends_in_a_loop_keeps_one_copy():
     assert without_repeats("1.1" + ".1" * 44) == "1."
     for kept in ("Section 1.1.1 applies.", "The fees are 0 0 0 0.", "Yes. Yes. It lasts two years."):
         assert without_repeats(kept) == kept
+    # the run starts mid-sentence ("the" ≠ "The"): cut at the first copy's sentence end, not mid-word
+    assert without_repeats("It has 1 page, and the document is 5 pages long." + " The document is 5 pages long." * 2 +
+                           " T") == "It has 1 page, and the document is 5 pages long."
