@@ -84,6 +84,10 @@ same she should so some such than that the their theirs them then there these th
 through to too under until up very was we were what when where which while who whom why will
 with would you your yours yourself under s t don may might must shall also any anything ever
 still does doesn isn aren wasn weren won get gets got let lets us our one ones much many""".split())
+# Words a question uses about the documents themselves ("which document wins", "which provisions
+# survive", "what does it say"): they match every page alike. Measured on dev.jsonl: in-document
+# EN recall@1 0.80 → 0.83, recall@5 0.95 → 0.98, library-wide recall@1 0.76 → 0.78, nothing lost.
+_STOP_EN |= {"document", "documents", "provision", "provisions", "say", "says"}
 _STOP_ZH = re.compile(r"有没有|是不是|能不能|可不可以|什么|怎么|怎样|如何|哪些|哪个|哪种|哪一|多少|"
                       r"多长|多久|多大|是否|请问|根据|[的了吗呢吧啊么哪]")
 _SECTION_REF = re.compile(

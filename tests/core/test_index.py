@@ -122,3 +122,16 @@ def test_a_derived_word_the_documents_never_use_backs_off_to_its_root(corpus_lib
     assert with_backoff(lib._con, parse_query("audit rights"), dpa) == parse_query("audit rights")
     hits = lib.search("How frequently may a customer send its own auditors in?", doc_ids=dpa, k=3)
     assert [h.page for h in hits][:1] == [5], [(h.page, h.text[:60]) for h in hits]
+
+
+def test_words_about_the_documents_themselves_are_not_searched(corpus_library):
+    """"Which document …", "which provisions …", "what does it say": the Bonterms Cloud Terms
+    define "document"-heavy pages (p. 6 first) that say nothing of conflicts; without those
+    words p. 1, whose clause 1 sends conflicts to Section 22.5, comes first."""
+    lib, ids = corpus_library
+    assert set(parse_query("Which provisions of the document say so?").terms) == set()
+    terms = parse_query("What do the Documentation pages say?").terms
+    assert "documentation" in terms and "pages" in terms        # only the bare words are dropped
+    cloud = [ids["contracts-en/bonterms-cloud-terms-v1.0.pdf"]]
+    hits = lib.search("Which document controls if the Cover Page conflicts with these terms?", doc_ids=cloud, k=3)
+    assert hits[0].page == 1 and 5 in [h.page for h in hits]     # was p. 6, 1, 5
