@@ -252,6 +252,14 @@ def docs_using(con: sqlite3.Connection, term: str) -> int:
                        "WHERE chunk_fts MATCH ?", ("body : " + _quote(term),)).fetchone()[0]
 
 
+def _holds(term: str, words: list[str], prefixes: set[str]) -> bool:
+    """Whether a page part holds a query term: a backed-off root ("audit*") as any word's
+    start, another term by its first five letters."""
+    if term.endswith("*"):
+        return any(w.startswith(term[:-1]) for w in words)
+    return term[:5] in prefixes
+
+
 def _best_page(text: str, spans: list[list[int]], weights: dict[str, float]) -> int:
     """The page of a multi-page chunk whose part holds the most (IDF-weighted) query terms."""
     if len(spans) == 1:
@@ -262,8 +270,7 @@ def _best_page(text: str, spans: list[list[int]], weights: dict[str, float]) -> 
         seg = index_text(text[start:stop]).casefold()
         words = seg.split()
         prefixes = {w[:5] for w in words}   # crude stemming: "payments" ~ "payment"
-        score = sum(w for t, w in weights.items()
-                    if (any(x.startswith(t[:-1]) for x in words) if t.endswith("*") else t[:5] in prefixes))
+        score = sum(w for t, w in weights.items() if _holds(t, words, prefixes))
         if score > best_score:
             best, best_score = page, score
     return best

@@ -140,7 +140,7 @@ def without_repeats(text: str) -> str:
             kept.append(s)
     if len(kept) == len(said):
         return text
-    joiner = "" if all(k[-1] in "。！？" for k in kept[:-1]) else " "
+    joiner = "" if all(k[-1] in textnorm.CJK_ENDS for k in kept[:-1]) else " "
     return joiner.join(kept)
 
 

@@ -93,7 +93,8 @@ def cjk_share(text: str) -> float:
     return cjk / (cjk + sum(map(len, _LATIN.findall(text))))
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*")   # "5.2" is not an end
+LATIN_ENDS, CJK_ENDS = ".!?", "。！？"      # a Latin end needs a space after it ("5.2" is not an end)
+_SENTENCE_END = re.compile(rf"(?<=[{LATIN_ENDS}])\s+|(?<=[{CJK_ENDS}])\s*")
 REPEAT_MIN_CHARS = 12   # a sentence said again counts as a repeat from this length ("Yes." twice does not)
 
 
@@ -107,7 +108,7 @@ def is_repeat(sentence: str, earlier) -> bool:
     return len(sentence) >= REPEAT_MIN_CHARS and sentence in earlier
 
 
-LOOP_MIN_CHARS = 30     # a run repeated back to back counts as a loop from this length (the loop guard's tail)
+LOOP_MIN_CHARS = 30     # a loop counts from this length (also the loop guard's tail: app/worker/loop_guard.py)
 
 
 def without_looping_tail(text: str, longest_unit: int = 200) -> str:
@@ -133,6 +134,6 @@ def _copy_end(text: str, start: int, unit: int) -> int:
     sentence end within its first unit, else at the last word boundary, else after one unit."""
     window = range(start + unit, start, -1)
     for cut in window:
-        if text[cut - 1] in ".!?。！？" and (text[cut] == " " or text[cut - 1] in "。！？"):
+        if text[cut - 1] in CJK_ENDS or (text[cut - 1] in LATIN_ENDS and text[cut] == " "):
             return cut
     return next((cut for cut in window if text[cut].isspace()), start + unit)

@@ -16,15 +16,15 @@ import re
 
 import numpy as np
 
-from app.core.textnorm import is_repeat, sentences
+from app.core.textnorm import CJK_ENDS, LATIN_ENDS, LOOP_MIN_CHARS, is_repeat, sentences
 
-TAIL = 30             # characters of the answer's end that must have come twice before
+TAIL = LOOP_MIN_CHARS   # characters of the answer's end that must have come twice before
 
 
 def looping(text: str) -> bool:
     """Whether an answer string (so far) repeats itself."""
     said = sentences(text)
-    done = said if text.rstrip().endswith(tuple(".!?。！？")) else said[:-1]   # the last may be unfinished
+    done = said if text.rstrip().endswith(tuple(LATIN_ENDS + CJK_ENDS)) else said[:-1]   # the last may be unfinished
     if done and is_repeat(done[-1], done[:-1]):
         return True
     tail = text[-TAIL:]
