@@ -30,7 +30,7 @@ if [ -n "$missing" ]; then
 fi
 
 # --- the virtual environment
-STAMP_KEY=$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)
+STAMP_KEY=$(cat pyproject.toml scripts/setup.sh scripts/llama_selfcheck.py | sha256sum | cut -c1-16)
 STAMP=".venv/.setup-${STAMP_KEY}${EXTRAS:+-test}"
 if [ -f "$STAMP" ]; then exit 0; fi
 if [ ! -x .venv/bin/python ]; then
@@ -39,19 +39,47 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip wheel 2>&1 | grep -v "is ignored" || true
 
-# llama-cpp-python is source-only on PyPI: the first build compiles llama.cpp (~8 min on 2 cores);
-# pip caches the wheel, so later set-ups take seconds. Only the library is built (no tools/server).
-export CMAKE_ARGS="${CMAKE_ARGS:--DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF}"
-if ! .venv/bin/python -c "import llama_cpp" 2>/dev/null; then
-  say "building llama-cpp-python (compiles llama.cpp: about 8 minutes on 2 cores the first time)"
-  .venv/bin/python -m pip install -v "llama-cpp-python==0.3.36" 2>&1 \
-    | grep --line-buffered -E '^\s*\[ *[0-9]+%\]|Successfully|ERROR|error:' \
-    | sed -u -E 's/^\s*\[ *([0-9]+)%\].*/  llama.cpp build: \1%/' | uniq >&2 || true
-  .venv/bin/python -c "import llama_cpp" || { say "llama-cpp-python failed to build"; exit 1; }
+# llama-cpp-python is source-only on PyPI: set-up compiles llama.cpp (~8 min on 2 cores) into a
+# wheel kept under ~/.cache/pagewise/wheels, keyed by version and build flags, so later set-ups
+# (and clean clones) take seconds. Only the library is built (no tools/server).
+# A portable x86-64-v3 build (AVX2, FMA, F16C), not -march=native: a native build on a VM whose
+# CPU reports AMX used AMX instructions the VM does not enable (SIGILL on the first prompt of
+# more than a few tokens), and native builds gave AVX-512 and AVX2 machines different numerics.
+LLAMA_VERSION=0.3.36
+LLAMA_BASE="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF -DGGML_NATIVE=OFF"
+LLAMA_CPU=""
+if [ "$(uname -m)" = x86_64 ]; then
+  if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo && grep -qw f16c /proc/cpuinfo; then
+    LLAMA_CPU="-DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
+  else
+    LLAMA_CPU="-DGGML_AVX2=OFF -DGGML_FMA=OFF -DGGML_F16C=OFF -DGGML_BMI2=OFF"
+  fi
+fi
+export CMAKE_ARGS="${CMAKE_ARGS:-$LLAMA_BASE $LLAMA_CPU}"
+LLAMA_KEY=$(printf '%s %s' "$LLAMA_VERSION" "$CMAKE_ARGS" | sha256sum | cut -c1-12)
+LLAMA_WHEELS="${XDG_CACHE_HOME:-$HOME/.cache}/pagewise/wheels/llama-$LLAMA_KEY"
+if [ ! -f ".venv/.llama-$LLAMA_KEY" ]; then
+  if ! ls "$LLAMA_WHEELS"/llama_cpp_python-*.whl >/dev/null 2>&1; then
+    say "building llama-cpp-python $LLAMA_VERSION (compiles llama.cpp: about 8 minutes on 2 cores, once)"
+    rm -rf "$LLAMA_WHEELS.part" && mkdir -p "$LLAMA_WHEELS.part"
+    # --no-cache-dir: pip's own wheel cache is keyed by the download, not by CMAKE_ARGS
+    .venv/bin/python -m pip wheel -v --no-deps --no-cache-dir -w "$LLAMA_WHEELS.part" \
+        "llama-cpp-python==$LLAMA_VERSION" 2>&1 | .venv/bin/python -u scripts/build_progress.py >&2 || true
+    ls "$LLAMA_WHEELS.part"/llama_cpp_python-*.whl >/dev/null 2>&1 || { say "llama-cpp-python failed to build"; exit 1; }
+    rm -rf "$LLAMA_WHEELS" && mv "$LLAMA_WHEELS.part" "$LLAMA_WHEELS"
+  fi
+  .venv/bin/python -m pip uninstall -q -y llama-cpp-python >/dev/null 2>&1 || true
+  .venv/bin/python -m pip install -q --only-binary llama-cpp-python --find-links "$LLAMA_WHEELS" \
+      "llama-cpp-python==$LLAMA_VERSION" 2>&1 | grep -v "is ignored" >&2 || true
+  .venv/bin/python -c "import llama_cpp" || { say "llama-cpp-python failed to install"; exit 1; }
+  rm -f .venv/.llama-* && touch ".venv/.llama-$LLAMA_KEY"
 fi
 say "installing Pagewise$EXTRAS and its dependencies"
-.venv/bin/python -m pip install -q -e ".$EXTRAS" 2>&1 | grep -v "is ignored" || true
+.venv/bin/python -m pip install -q -e ".$EXTRAS" 2>&1 | grep -v "is ignored" >&2 || true
 .venv/bin/python -c "import app.core.models, pymupdf, llama_cpp" || { say "install failed"; exit 1; }
+# The build must run on this CPU: evaluate a short prompt with the embedded model (a build with
+# instructions the CPU or VM lacks dies here with SIGILL, not in the middle of a question).
+.venv/bin/python scripts/llama_selfcheck.py >&2 || { say "llama.cpp does not run on this CPU: set CMAKE_ARGS (see README, Troubleshooting)"; rm -f .venv/.llama-*; exit 1; }
 rm -f .venv/.setup-*
 touch "$STAMP"
 say "ready"

@@ -240,7 +240,7 @@ def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context
     schema = answer_schema(context, question, msgs, tokens)
     result = client.chat(msgs, json_schema=schema, max_tokens=ANSWER_TOKENS, on_delta=on_delta, cancel=cancel)
     text, cites = parse_reply(result.text)
-    if len(text) >= schema["properties"]["answer"]["maxLength"] and not text.endswith("…"):
+    if len(text) >= prompts.answer_bound(schema) and not text.endswith("…"):
         text += " …"                              # the schema's bound closed it mid-sentence
     citations = _verify_all(library, refs, cites)
     return Answer(text=text, citations=citations, mode=mode,

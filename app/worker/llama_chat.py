@@ -21,7 +21,7 @@ from typing import Callable, Iterator
 import llama_cpp
 import numpy as np
 from llama_cpp import llama_chat_format
-from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar, SchemaConverter
+from llama_cpp.llama_grammar import JSON_GBNF, BuiltinRule, LlamaGrammar, SchemaConverter
 
 from app.worker.kv_store import KvStore, common_prefix
 from app.worker.loop_guard import AnswerLoopGuard
@@ -200,7 +200,11 @@ class ChatEngine:
         grammar = self._grammar(params.schema) if params.schema is not None else None
         usage = Usage(prompt_tokens=len(tokens))
         began, self._memory_head = time.perf_counter(), None
-        if not self._prefill(tokens, usage, cancelled):
+        # A seeded request evaluates its last prompt token on its own, whatever the cache held:
+        # the logits it samples from then do not depend on how the prompt was batched (a batch
+        # of 37 and a batch of 1 round differently on some CPUs), so the same seed gives the same
+        # sample on a cold and a warm cache. Unseeded requests keep the one-pass follow-up.
+        if not self._prefill(tokens, usage, cancelled, last_apart=params.seed is not None):
             usage.finish_reason = "cancelled"
             yield "", usage
             return
@@ -209,7 +213,8 @@ class ChatEngine:
         yield from self._generate(tokens, params, template_stops, grammar, usage, cancelled)
 
     # --- prompt: reuse memory, else disk, then evaluate the rest --------------------------------
-    def _prefill(self, tokens: list[int], usage: Usage, cancelled: Callable[[], bool]) -> bool:
+    def _prefill(self, tokens: list[int], usage: Usage, cancelled: Callable[[], bool],
+                 last_apart: bool = False) -> bool:
         """Reuse what memory or the disk store holds of the prompt; evaluate the rest in slices.
 
         No KV save due (a follow-up, a restart on a known document): the slices run through the
@@ -232,7 +237,7 @@ class ChatEngine:
             usage.restored_tokens = have
         usage.cached_tokens = have
         save = self.store is not None and self.store.worth_saving(reuse, best.common if best else 0)
-        end = reuse if save else n
+        end = reuse if save or last_apart else n
         llm.n_tokens = have                      # eval() first drops KV cells from n_tokens on
         for start in range(have, end, self.batch):
             self.progress = (start - have, end - have)
@@ -318,13 +323,23 @@ _GBNF_ESCAPE = re.compile(r'[\\"\r\n]')
 _GBNF_ESCAPES = {"\\": "\\\\", '"': '\\"', "\r": "\\r", "\n": "\\n"}
 
 
+# A JSON string's character: anything but a quote, a backslash or a control character
+# (RFC 8259 forbids U+0000-U+001F raw in strings), or an escape. llama-cpp-python's own rule
+# is `[^"\\]`, which let the model write a raw newline inside the answer: invalid JSON for
+# any strict parser (`json.loads` raised "Invalid control character").
+STRICT_CHAR = BuiltinRule(r'[^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})', [])
+
+
 class _Utf8Converter(SchemaConverter):
-    """Two fixes to llama-cpp-python's converter for constants (enum, const): it spells
+    """Three fixes to llama-cpp-python's converter. Constants (enum, const): it spells
     them with json.dumps' \\u escapes, so a quote offered in Chinese or with curly quotes
     could only be written as escape sequences, which a model does not choose naturally
     (raw UTF-8 is valid JSON); and it does not escape backslashes for GBNF, so a constant
     holding a double quote (JSON `\\"`) ended the GBNF literal early: the grammar failed
-    to parse and the worker died."""
+    to parse and the worker died. Strings: raw control characters are refused (STRICT_CHAR)."""
+
+    def _add_primitive(self, name: str, rule: BuiltinRule):
+        return super()._add_primitive(name, STRICT_CHAR if name == "char" else rule)
 
     def _generate_constant_rule(self, value):
         text = json.dumps(value, ensure_ascii=False)

