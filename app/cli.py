@@ -5,17 +5,13 @@ import argparse
 import json
 import logging
 import sys
-import time
 import traceback
 from pathlib import Path
 
 from app.core import paths
+from app.core.failures import kind_of
 
 log = logging.getLogger("pagewise")
-
-
-class UserError(Exception):
-    """A problem the user can fix; printed as one line."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -120,11 +116,12 @@ def main(argv: list[str] | None = None) -> int:
         log.error("command %s failed: %s\n%s", command, exc, traceback.format_exc())
         message = _one_line(exc)
         if getattr(args, "json", False):
-            print(json.dumps({"error": message, "type": type(exc).__name__}, ensure_ascii=False))
+            print(json.dumps({"error": message, "kind": kind_of(exc).value, "type": type(exc).__name__},
+                             ensure_ascii=False))
         print(f"pagewise: error: {message}", file=sys.stderr)
         return 1
 
 
 def _one_line(exc: BaseException) -> str:
-    from app import errors_text
-    return errors_text.describe(exc)
+    from app import errors
+    return errors.describe(exc)

@@ -5,7 +5,7 @@ import sys
 import time
 from pathlib import Path
 
-from app.cli import UserError
+from app.errors import UserError
 
 
 def _library():
@@ -44,7 +44,7 @@ def cmd_index(args):
         warn = f"  warning: {'; '.join(info.warnings)}" if info.warnings else ""
         lines.append(f"{f}: {info.page_count} pages, {chunks} chunks, {info.lang}, {secs:.2f} s{warn}")
     if args.dense:
-        from app.core import dense
+        from app.core.search import dense
         if dense.available():
             start = time.perf_counter()
             done = lib.embed([r["id"] for r in rows],
@@ -69,7 +69,7 @@ def cmd_retrieve(args):
 
 
 def cmd_ask(args):
-    from app.core import qa
+    from app.core.answer import qa
     from app.worker.runtime import EngineRuntime
 
     lib = _library()
@@ -98,7 +98,8 @@ class _VectorsWhileStarting:
 
     def __init__(self, lib, doc_ids: list[int], quiet: bool) -> None:
         import threading
-        from app.core import dense
+
+        from app.core.search import dense
         self.lib, self.doc_ids, self.quiet, self.dense = lib, doc_ids, quiet, dense
         self.stop, self.thread = threading.Event(), None
         self.todo = lib.unembedded(doc_ids)
@@ -162,8 +163,8 @@ def _format_answer(answer) -> str:
 
 
 def cmd_doctor(args):
-    from app.core import hardware, models, plan as planner
-
+    from app.core.models import catalogue as models
+    from app.core.plan import hardware, planner
     hw = hardware.probe()
     cat = models.load_catalogue()
     chosen = planner.make_plan(hw, cat, available=models.is_available)
@@ -180,14 +181,15 @@ def cmd_doctor(args):
 
 def _engines_available() -> dict:
     import importlib.util
+
     from app.worker.engines import vllm as vllm_engine
     return {"llama.cpp": importlib.util.find_spec("llama_cpp") is not None,
             "vllm": vllm_engine.available() if hasattr(vllm_engine, "available") else False}
 
 
 def cmd_plan(args):
-    from app.core import hardware, models, plan as planner
-
+    from app.core.models import catalogue as models
+    from app.core.plan import hardware, planner
     cat = models.load_catalogue()
     gib = 1 << 30
     if args.cpu_only or not args.vram_gib:
@@ -210,8 +212,7 @@ def cmd_plan(args):
 
 
 def cmd_models(args):
-    from app.core import models
-
+    from app.core.models import catalogue as models
     cat = models.load_catalogue()
     sub = args.models_command
     if sub == "list":

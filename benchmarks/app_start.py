@@ -84,9 +84,9 @@ def _main_window(app):
 
 
 def _child_llama(spawned: float, settle_s: float) -> None:
+    import latency_sides
     import llama_cpp
 
-    import latency_sides
     from app.worker.llama_server import physical_cores
     path, n_ctx = latency_sides.model_and_context()
     threads = physical_cores()

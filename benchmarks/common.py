@@ -54,7 +54,7 @@ def peak_rss_mb() -> float:
 
 def rss_mb(pid: int | None = None) -> float:
     """Current resident set of a process (this one by default)."""
-    import psutil   # a dependency of PyMuPDF, so always present with the app
+    import psutil  # a dependency of PyMuPDF, so always present with the app
     return psutil.Process(pid or os.getpid()).memory_info().rss / (1024 * 1024)
 
 

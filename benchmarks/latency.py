@@ -42,7 +42,7 @@ TARGET_OVERHEAD = 0.10   # ours vs in-process
 
 def pick_document(lib, candidates: list[Path]):
     """The largest contract (by estimated tokens) the app would send whole to the model."""
-    from app.core import prompts, qa
+    from app.core.answer import prompts, qa
     n_ctx = sides.model_and_context()[1]          # the context this machine's plan gives
     best = None
     for path in candidates:
@@ -57,7 +57,7 @@ def pick_document(lib, candidates: list[Path]):
 
 def one_round(lib, ref, r: int) -> dict:
     """Each kind measured as a back-to-back pair; which side goes first alternates by round."""
-    from app.core import prompts, qa
+    from app.core.answer import prompts, qa
     context = qa.whole_context(lib, [ref])
     msgs = [prompts.messages(context, q, whole=True) for q in QUESTIONS]
     with common.temp_home("pagewise-latency-"):      # empty KV cache: the first question is cold
@@ -148,7 +148,7 @@ def main(argv=None) -> dict:
                     help="CI smoke run: the first 2 pages of the smallest contract, 24-token answers, 1 round")
     ap.add_argument("--out", type=Path, default=None, help="folder for latency.json (default out/bench)")
     args = ap.parse_args(argv)
-    from app.core import qa
+    from app.core.answer import qa
     from app.core.library import Library
     with tempfile.TemporaryDirectory(prefix="pagewise-latency-lib-") as tmp:
         if args.quick:

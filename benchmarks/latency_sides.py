@@ -90,7 +90,9 @@ class Ours:
 
 def model_and_context():
     """The model file and context the app's own planner picks on this machine."""
-    from app.core import hardware, models, plan
+    from app.core.models import catalogue as models
+    from app.core.plan import hardware
+    from app.core.plan import planner as plan
     cat = models.load_catalogue()
     chosen = plan.make_plan(hardware.probe(), cat, available=models.is_available)
     return models.local_path(cat.get(chosen.model_id)), chosen.max_model_len
@@ -119,7 +121,7 @@ class InProcess:
         built the way the worker builds it."""
         from llama_cpp.llama_grammar import LlamaGrammar
 
-        from app.core import qa
+        from app.core.answer import qa
         from app.worker.llama_chat import schema_to_gbnf
         grammar = LlamaGrammar.from_string(schema_to_gbnf(schema), verbose=False)  # before the clock, as the worker caches it
         first, pieces, began = None, [], common.now()

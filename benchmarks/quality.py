@@ -53,7 +53,7 @@ def retrieval_figures(lib, ids, questions, vectors: bool = True) -> dict:
     for setting, in_doc in (("in-document", True), ("library-wide", False)):
         out[setting] = {"bm25": _recall(retrieval.evaluate(questions, ours, ids, in_doc)),
                         "naive": _recall(retrieval.evaluate(questions, naive.search, ids, in_doc))}
-    from app.core import dense
+    from app.core.search import dense
     if vectors and dense.available():
         retrieval._load_vectors(lib, retrieval.VECTOR_CACHE)
         for setting, in_doc in (("in-document", True), ("library-wide", False)):
@@ -78,7 +78,7 @@ def _recall(rows) -> dict:
 
 # --- ask (the real model) ---------------------------------------------------------------------
 def ask_all(lib, ids, questions, mode: str, prefill_tps: float, repeat_penalty: float | None = None) -> list[dict]:
-    from app.core import qa
+    from app.core.answer import qa
     from app.worker.runtime import EngineRuntime
     rt = EngineRuntime()
     rt.start()
@@ -181,7 +181,7 @@ def main(argv=None) -> dict:
     args = ap.parse_args(argv)
     if args.retrieval_only:
         return _refresh_retrieval(args)
-    from app.core import prompts, qa
+    from app.core.answer import prompts, qa
     from app.core.library import Library
     experiment = []
     if args.answer_max_chars:

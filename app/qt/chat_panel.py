@@ -11,10 +11,17 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QKeySequence, QShortcut, QTextDocument
-from PySide6.QtWidgets import (QHBoxLayout, QPlainTextEdit, QPushButton, QTextBrowser,
-                               QVBoxLayout, QWidget, QLabel)
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
 
-from app.qt.streaming import partial_answer, readable_answer
+from app.core.answer.streaming import partial_answer, readable_answer
 
 
 @dataclass

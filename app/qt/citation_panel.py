@@ -8,7 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget, QHBoxLayout
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
 
 VERIFIED = ("✓ verified", "verified")
 UNVERIFIED = ("⚠ unverified", "unverified")
@@ -57,7 +64,7 @@ class CitationCard(QFrame):
 
 class CitationPanel(QScrollArea):
     sig_citation_activated = Signal(object)
-    """A citation was chosen (click, keyboard or answer marker): app.core.citations.Citation."""
+    """A citation was chosen (click, keyboard or answer marker): app.core.answer.citations.Citation."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)

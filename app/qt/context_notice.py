@@ -13,13 +13,13 @@ _TOKENS: dict[str, int] = {}     # document SHA-256 → estimated tokens of its 
 
 
 def _count(ctx, library, doc_id: int) -> int:
-    from app.core.qa import estimate_tokens
+    from app.core.answer.qa import estimate_tokens
     return sum(estimate_tokens(p.text) for p in library.pages(doc_id))
 
 
 def budget(context_tokens: int) -> int:
     """Tokens left for documents once the prompt and the answer have their room (as qa.ask)."""
-    from app.core import prompts, qa
+    from app.core.answer import prompts, qa
     return context_tokens - qa.ANSWER_TOKENS - qa.estimate_tokens(prompts.template("system")) - 64
 
 

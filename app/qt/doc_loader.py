@@ -14,7 +14,12 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal
 
-from app.core.documents.errors import DocumentError, NoTextLayer, PasswordRequired, WrongPassword
+from app.core.documents.errors import (
+    DocumentError,
+    NoTextLayer,
+    PasswordRequired,
+    WrongPassword,
+)
 from app.qt import workers
 from app.qt.dialogs import PasswordDialog
 from app.qt.pdf_render import PasswordNeeded
@@ -36,7 +41,7 @@ def _index(ctx, library, path: str, password: str | None):
 
 
 def _embed(ctx, library, doc_id: int):
-    from app.core.dense import Cancelled
+    from app.core.search.dense import Cancelled
     try:
         return library.embed([doc_id], progress=ctx.progress, cancelled=ctx.cancel_event.is_set)
     except Cancelled:

@@ -15,7 +15,7 @@ log = logging.getLogger("pagewise.gui")
 def plan_summary(plan) -> tuple[str, list[str]]:
     """The plan in one line and its reasons (for the tooltip)."""
     try:
-        from app.core import plan as planner
+        from app.core.plan import planner
         line = planner.explain(plan)
     except Exception:  # noqa: BLE001 - the status bar must not fail on a plan it cannot word
         line = f"{getattr(plan, 'engine', '?')} · {getattr(plan, 'model_id', '?')}"
@@ -48,7 +48,7 @@ class EngineController(QObject):
     sig_delta = Signal(str)
     """A piece of the answer being generated."""
     sig_answer = Signal(str, object)
-    """An answer arrived: the question, app.core.qa.Answer."""
+    """An answer arrived: the question, app.core.answer.qa.Answer."""
     sig_ask_failed = Signal(str, object, bool)
     """Asking failed: the question, the exception, whether the user stopped it."""
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from app.core.citations import Citation
+from app.core.answer.citations import Citation
+from app.core.answer.streaming import readable_answer
 from app.qt.chat_panel import Entry
-from app.qt.streaming import readable_answer
 
 
 def answer_json(answer) -> str:

@@ -8,9 +8,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
-from app.qt import history, settings as gui_settings, templates, workers
+from app.qt import context_notice, history, templates, workers
+from app.qt import settings as gui_settings
 from app.qt.chat_panel import ChatPanel
 from app.qt.citation_panel import CitationPanel
 from app.qt.doc_loader import DocumentLoader
@@ -19,7 +27,6 @@ from app.qt.errors import one_line, show_error
 from app.qt.pdf_pane import PdfPane
 from app.qt.status_bar import ReadingsPoller, StatusBar
 from app.qt.window_actions import build_actions
-from app.qt import context_notice
 
 
 class MainWindow(QMainWindow):
@@ -194,7 +201,7 @@ class MainWindow(QMainWindow):
             self.chat.set_ready(True, f"Asking {names}")
 
     def _refs(self) -> list:
-        from app.core.qa import DocRef
+        from app.core.answer.qa import DocRef
         return [DocRef(n, info.id, info.last_path or info.path) for n, info in enumerate(self.doc_infos(), start=1)]
 
     def _prepare_engine(self) -> None:

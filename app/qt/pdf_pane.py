@@ -5,8 +5,18 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QSizePolicy,
-                               QSpinBox, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QSizePolicy,
+    QSpinBox,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.qt.pdf_render import PageRenderer
 from app.qt.pdf_search import PdfSearch
@@ -149,7 +159,7 @@ class PdfPane(QWidget):
         serial, path, password = self._quote_serial, self.path, self.password
 
         def run(doc) -> None:
-            from app.core.citations import highlight_rects
+            from app.core.answer.citations import highlight_rects
             try:
                 rects = highlight_rects(path, page, quote, password)
             except Exception:  # noqa: BLE001 - no highlight is better than a crash

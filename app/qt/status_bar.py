@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
-from PySide6.QtWidgets import QLabel, QStatusBar, QWidget, QHBoxLayout
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QStatusBar, QWidget
 
 from app.qt import workers
 from app.qt.gauges import MemoryGauge, kv_share
@@ -21,7 +21,7 @@ BUSY_COLOUR = "#5b7fd6"     # planning, launching, loading: on its way
 
 @dataclass
 class Readings:
-    gpus: list = field(default_factory=list)        # app.core.hardware.GpuInfo
+    gpus: list = field(default_factory=list)        # app.core.plan.hardware.GpuInfo
     ram_total: int = 0
     ram_available: int = 0
     metrics: dict = field(default_factory=dict)     # the engine's own numbers
@@ -29,8 +29,7 @@ class Readings:
 
 def take_readings(ctx, runtime) -> Readings:
     """One sample; looked up through the module so tests can inject a GPU we lack."""
-    from app.core import hardware
-
+    from app.core.plan import hardware
     total, available = hardware._meminfo()
     metrics = dict(runtime.metrics() or {}) if runtime is not None else {}
     kv_bytes = _kv_bytes(runtime, metrics)
@@ -52,7 +51,7 @@ def _kv_bytes(runtime, metrics: dict) -> float | None:
 @lru_cache(maxsize=8)
 def _kv_per_token(model_id: str) -> int:
     try:
-        from app.core import models
+        from app.core.models import catalogue as models
         return models.load_catalogue().get(model_id).kv_bytes_per_token()
     except Exception:  # noqa: BLE001 - a gauge detail, never an error
         return 0

@@ -8,12 +8,14 @@ import logging
 from collections import Counter
 from typing import Callable
 
-from app.core import models as catalogue_models
-from app.core.hardware import Hardware
-from app.core.plan import Plan, explain
-from app.core.plan_history import PlanHistory
-from app.core.plan_ladder import Failure, failure_kind, next_rung, short
-from app.core.plan_memory import CUDA_CONTEXT, cuda_graph_bytes
+from app.core.failures import FailureKind
+from app.core.models import catalogue as catalogue_models
+from app.core.plan.hardware import Hardware
+from app.core.plan.history import PlanHistory
+from app.core.plan.ladder import Failure, failure_kind, next_rung, short
+from app.core.plan.memory import CUDA_CONTEXT, cuda_graph_bytes
+from app.core.plan.planner import explain
+from app.core.plan.types import Plan
 from app.worker import errors
 
 log = logging.getLogger(__name__)
@@ -33,7 +35,7 @@ class NoEngineStarted(errors.StartError):
 class DowngradeSwitch:
     """`start_fn(plan)` launches a worker for the plan and returns it once ready (a started
     Supervisor), raising a typed WorkerError otherwise. history=None uses the file under the
-    config dir; history=False remembers nothing. available=None: app.core.models.is_available."""
+    config dir; history=False remembers nothing. available=None: app.core.models.catalogue.is_available."""
 
     def __init__(self, hw: Hardware, catalogue, start_fn: Callable[[Plan], object], history=None,
                  on_step: Callable[[str], None] | None = None, available=None,
@@ -77,7 +79,11 @@ class DowngradeSwitch:
             except (errors.WorkerError, catalogue_models.ModelNotAvailable) as exc:
                 failures.append((plan, exc))
                 too_many = tries[(plan.engine, plan.model_id)] >= MAX_TRIES_PER_MODEL
-                nxt = next_rung(plan, Failure("next_model") if too_many else exc, self.hw,
+                if failure_kind(exc) is FailureKind.PORT_IN_USE and not too_many:
+                    # another program took the free port first: the same plan on a new port
+                    self._say(f"{short(plan)}: port taken by another program; retrying on a new one")
+                    continue
+                nxt = next_rung(plan, Failure(FailureKind.NEXT_MODEL) if too_many else exc, self.hw,
                                 self.catalogue, available=self.available)
                 self._say(nxt.reasons[-1] if nxt else f"{short(plan)} failed: {exc}; nothing left to try")
                 plan = nxt
@@ -118,7 +124,7 @@ class DowngradeSwitch:
     def _runtime_failure(self, plan: Plan, error):
         """A typed error stays as it is. Otherwise: 'free_memory' when another program now holds
         VRAM this plan's utilisation counted on; 'oom' when the error says out of memory."""
-        if failure_kind(error) != "other":
+        if failure_kind(error) is not FailureKind.START_FAILED:
             return error
         if plan.engine == "vllm" and plan.devices:
             gpus = [g for g in self.hw.gpus if g.index in plan.devices]
@@ -128,9 +134,9 @@ class DowngradeSwitch:
                 total = min(g.total_bytes for g in gpus)
                 needed = plan.gpu_memory_utilization * total + CUDA_CONTEXT + cuda_graph_bytes(spec, plan.enforce_eager)
                 if free < needed:
-                    return Failure("free_memory", free_bytes=free, total_bytes=total)
+                    return Failure(FailureKind.FREE_MEMORY, free_bytes=free, total_bytes=total)
         text = str(error).lower()
-        return Failure("oom") if any(w in text for w in _OOM_WORDS) else error
+        return Failure(FailureKind.OUT_OF_MEMORY) if any(w in text for w in _OOM_WORDS) else error
 
     def stop(self) -> None:
         if self.supervisor is not None:

@@ -21,7 +21,12 @@ from typing import Callable, Iterator
 import llama_cpp
 import numpy as np
 from llama_cpp import llama_chat_format
-from llama_cpp.llama_grammar import JSON_GBNF, BuiltinRule, LlamaGrammar, SchemaConverter
+from llama_cpp.llama_grammar import (
+    JSON_GBNF,
+    BuiltinRule,
+    LlamaGrammar,
+    SchemaConverter,
+)
 
 from app.worker.kv_store import KvStore, common_prefix
 from app.worker.loop_guard import AnswerLoopGuard

@@ -5,9 +5,10 @@ import logging
 import threading
 from typing import Callable
 
-from app.core import paths, prompts, qa
-from app.core.reading_memory import ReadingMemory
-from app.worker.errors import ServerError, WorkerDied
+from app.core import paths
+from app.core.answer import prompts, qa
+from app.core.answer.reading_memory import ReadingMemory
+from app.worker.errors import ServerError, WorkerDied, WorkerUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -32,10 +33,10 @@ class EngineRuntime:
             self.on_status(state, detail)
 
     def start(self) -> None:
-        from app.core import hardware, models, plan as planner
+        from app.core.models import catalogue as models
+        from app.core.plan import hardware, planner
+        from app.core.plan.history import PlanHistory
         from app.worker.downgrade import DowngradeSwitch
-
-        from app.core.plan_history import PlanHistory
 
         hw = hardware.probe()
         cat = models.load_catalogue()
@@ -50,7 +51,7 @@ class EngineRuntime:
         self._status("ready", planner.explain(self.plan))
 
     def _launch(self, plan):
-        from app.core import models
+        from app.core.models import catalogue as models
         from app.worker.client import ChatClient
         from app.worker.engines import llamacpp, vllm
         from app.worker.supervisor import Supervisor
@@ -75,10 +76,9 @@ class EngineRuntime:
 
     def ask(self, library, refs: list[qa.DocRef], question: str, mode: str = "auto",
             on_delta=None, cancel: threading.Event | None = None) -> qa.Answer:
-        from app.core import plan as planner
-
+        from app.core.plan import planner
         if self.client is None:
-            raise RuntimeError("the engine is not running")
+            raise WorkerUnavailable("the engine is not running")
         doc_ids = [r.doc_id for r in refs]
         with self._lock:     # one question at a time per engine: the worker serialises anyway
             try:

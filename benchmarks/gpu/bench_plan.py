@@ -1,7 +1,7 @@
 """Check the product's vLLM plan on a real GPU: start vLLM exactly as the app would for a
 24 GB RTX 4090 and a 16 GB RTX 4080, inside a memory budget scaled to the big card, and measure.
 
-The command line is the app's own: app.core.plan.make_plan(...) → app.worker.engines.vllm
+The command line is the app's own: app.core.plan.planner.make_plan(...) → app.worker.engines.vllm
 .launch_spec(plan, model_path, served_name). Only one flag is changed, --gpu-memory-utilization:
 on a card of T_dev bytes (the H200's 139.8 GiB) a budget of U × T_card is U' = U × T_card / T_dev.
 
@@ -32,10 +32,12 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from app.core import models, plan as planner                      # noqa: E402  (pure modules)
-from app.core.hardware import GpuInfo, Hardware                   # noqa: E402
-from app.worker.engines import vllm as vllm_engine               # noqa: E402
-from vllm_run import Server, device_total_bytes, gpu_apps, gpu_used_mib, kv_lines   # noqa: E402
+from vllm_run import Server, device_total_bytes, gpu_apps, gpu_used_mib, kv_lines  # noqa: E402
+
+from app.core.models import catalogue as models
+from app.core.plan import planner
+from app.core.plan.hardware import GpuInfo, Hardware  # noqa: E402
+from app.worker.engines import vllm as vllm_engine  # noqa: E402
 
 MiB, GiB = 1 << 20, 1 << 30
 MODEL_ID = "qwen2.5-7b-instruct-awq"

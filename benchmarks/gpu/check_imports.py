@@ -1,11 +1,13 @@
 """Which of the app modules the GPU benchmark imports load on this machine, and what is missing.
 usage (repo root): python3 benchmarks/gpu/check_imports.py"""
-import importlib, sys, traceback
+import importlib
+import sys
+import traceback
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-MODULES = ("app.core.paths", "app.core.models", "app.core.hardware", "app.core.plan_memory",
-           "app.core.plan", "app.worker.errors", "app.worker.launch", "app.worker.ports",
+MODULES = ("app.core.paths", "app.core.models.catalogue", "app.core.plan.hardware", "app.core.plan.memory",
+           "app.core.plan.planner", "app.worker.errors", "app.worker.launch", "app.worker.ports",
            "app.worker.engines.vllm")
 bad = 0
 for name in MODULES:

@@ -6,7 +6,12 @@ are copied in (make_tokenizer.py writes one that covers every id).
 
 usage: python3 make_awq_model.py OUT_DIR TOKENIZER_DIR [--layers N] [--vocab V]
 """
-import json, os, shutil, sys, time
+import json
+import os
+import shutil
+import sys
+import time
+
 import torch
 from safetensors.torch import save_file
 

@@ -7,7 +7,9 @@ PreTrainedTokenizerFast.
 
 usage: python3 make_tokenizer.py OUT_DIR [VOCAB]
 """
-import json, os, sys
+import json
+import os
+import sys
 
 out = sys.argv[1]
 V = int(sys.argv[2]) if len(sys.argv) > 2 else 152064

@@ -10,7 +10,6 @@ import sys
 import time
 from pathlib import Path
 
-
 # What vLLM logs about backends, memory and the KV cache (serve.sh's grep).
 KV_DONE = re.compile(r"Maximum concurrency|estimated maximum model length|Auto-fit|fits in|"
                      r"KV cache is needed")
@@ -71,7 +70,7 @@ class Server:
 
     def wait_ready(self, root: str, key: str, max_s: float, stop_at: str = "ready") -> str:
         """'ready' (health 200 and /v1/models answers), 'kv_logged', 'exited' or 'timeout'."""
-        import httpx     # device image has it; the app's .venv (--dry) need not
+        import httpx  # device image has it; the app's .venv (--dry) need not
         hdr = {"Authorization": "Bearer " + key}
         while time.time() - self.t0 < max_s:
             if self.proc.poll() is not None:

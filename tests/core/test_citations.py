@@ -6,9 +6,8 @@ import os
 from pathlib import Path
 
 import pymupdf
-import pytest
 
-from app.core.citations import highlight_rects, locate, verify
+from app.core.answer.citations import highlight_rects, locate, verify
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = Path(os.environ.get("PAGEWISE_CORPUS", ROOT.parent / "shared" / "corpus"))
@@ -95,7 +94,7 @@ def test_highlight_rects_on_rotated_page():
 
 
 def test_quotable_sentences_are_the_pages_own_words_without_markers():
-    from app.core import citations
+    from app.core.answer import citations
     context = ("=== doc 1: Mutual NDA ===\n[doc 1, p. 1]\nThe Receiving Party will hold the informa-\ntion "
                "in confidence. It may share it with\nemployees who need to know.\n1.\n\n[doc 1, p. 2]\n"
                "第五条 当事人可以约定\n违约金。违约金不得超过损失。\n" + "word " * 90 + "end.")
@@ -111,6 +110,6 @@ def test_quotable_sentences_are_the_pages_own_words_without_markers():
 
 
 def test_quotable_gives_up_on_a_context_too_long_to_list():
-    from app.core import citations
+    from app.core.answer import citations
     many = " ".join(f"Sentence number {i} is here." for i in range(citations.MAX_QUOTABLE + 5))
     assert citations.quotable(many) == ()

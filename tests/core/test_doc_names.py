@@ -1,7 +1,7 @@
 """Which documents a question names: title words, file-name words, title initials."""
 from __future__ import annotations
 
-from app.core import doc_names
+from app.core.search import doc_names
 
 CSA = doc_names.name_terms("Common Paper Cloud Service Agreement (Standard Terms)", "/x/common-paper-csa.pdf")
 DPA = doc_names.name_terms("Common Paper Data Processing Agreement (Standard Terms)", "/x/common-paper-dpa.pdf")

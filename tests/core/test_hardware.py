@@ -7,7 +7,7 @@ import types
 import pynvml
 import pytest
 
-from app.core import hardware
+from app.core.plan import hardware
 
 MiB = 1 << 20
 

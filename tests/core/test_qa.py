@@ -5,8 +5,9 @@ import json
 
 import pytest
 
-from app.core import models, prompts, qa
+from app.core.answer import prompts, qa
 from app.core.library import Library
+from app.core.models import catalogue as models
 
 
 @pytest.fixture
@@ -127,7 +128,7 @@ def test_a_quote_cited_to_the_wrong_document_moves_to_the_one_that_has_it(lib_wi
 
 
 def test_a_sentence_said_again_is_dropped_from_the_answer():
-    from app.core.qa import parse_reply, without_repeats
+    from app.core.answer.qa import parse_reply, without_repeats
     text, _ = parse_reply('{"answer": "It lasts one year. It lasts one year. It lasts one year.", "citations": []}')
     assert text == "It lasts one year."
     assert without_repeats("合同自双方签字之日起生效。合同自双方签字之日起生效。违约金为百分之五。") == \
@@ -138,7 +139,7 @@ def test_a_sentence_said_again_is_dropped_from_the_answer():
 def test_an_answer_that_ends_in_a_loop_keeps_one_copy():
     """What the guard or the token limit cut mid-loop (real SmolLM2 answers from the quality
     benchmark) is shown as one copy; short or legitimate repeats stay."""
-    from app.core.qa import without_repeats
+    from app.core.answer.qa import without_repeats
     assert without_repeats("99.9% availability target is missed, " * 2 + "99.9% availability target is missed") \
         == "99.9% availability target is missed"
     assert without_repeats("The answer is: " * 6 + "The") == "The answer is"

@@ -7,8 +7,14 @@ from app.core.documents import chunking
 from app.core.documents.chunking import make_chunks
 from app.core.documents.ingest import ingest
 from app.core.documents.pdf import read_file
-from app.core.documents.structure import (cn_to_int, detect_language, heading_of, roman_to_int,
-                                          running_keys, strip_running)
+from app.core.documents.structure import (
+    cn_to_int,
+    detect_language,
+    heading_of,
+    roman_to_int,
+    running_keys,
+    strip_running,
+)
 from app.core.textnorm import normalize
 
 

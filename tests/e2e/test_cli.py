@@ -73,7 +73,7 @@ def test_wrong_and_right_password(home):
 def test_index_and_retrieve_json(home):
     res = pagewise("index", str(SAMPLE), home=home)
     assert res.returncode == 0 and "5 pages" in res.stdout
-    from app.core import dense
+    from app.core.search import dense
     if dense.available():       # search vectors are computed by default
         assert "search vectors: 13 passages" in res.stdout, res.stdout
     res = pagewise("retrieve", str(SAMPLE), "-q", "How long does confidentiality last?", "--json", home=home)

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from app.core.citations import highlight_rects
+from app.core.answer.citations import highlight_rects
 from tests.qt.conftest import corpus_pdf, open_and_wait
 
 pytestmark = pytest.mark.slow

@@ -6,9 +6,9 @@ import json
 import pytest
 from PySide6.QtCore import Qt
 
-from app.core.citations import Citation
+from app.core.answer.citations import Citation
+from app.core.answer.streaming import partial_answer
 from app.qt import templates
-from app.qt.streaming import partial_answer
 
 
 @pytest.mark.parametrize("raw, shown", [

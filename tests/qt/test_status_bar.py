@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.core import hardware
-from app.core.hardware import GpuInfo
+from app.core.plan import hardware
+from app.core.plan.hardware import GpuInfo
 
 GB = 10 ** 9
 

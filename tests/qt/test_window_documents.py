@@ -7,7 +7,7 @@ import json
 import pymupdf
 from PySide6.QtCore import Qt
 
-from app.core.citations import verify
+from app.core.answer.citations import verify
 from tests.qt.conftest import corpus_pdf, open_and_wait, wait_settled
 
 PASSWORD = "corpus-user-2024"
@@ -168,7 +168,8 @@ def test_search_vectors_are_computed_in_the_background_after_indexing(qtbot, win
     """The document can be asked as soon as it is indexed; its search vectors follow in a
     background job with its own progress bar, and end up in the library."""
     import pytest
-    from app.core import dense
+
+    from app.core.search import dense
     if not dense.available():
         pytest.skip("no embedding model on this machine")
     formats = []
@@ -183,9 +184,10 @@ def test_search_vectors_are_computed_in_the_background_after_indexing(qtbot, win
 
 
 def test_closing_the_window_stops_the_vectors_job(qtbot, window, library):
-    from app.core import dense
-    from app.qt import workers
     import pytest
+
+    from app.core.search import dense
+    from app.qt import workers
     if not dense.available():
         pytest.skip("no embedding model on this machine")
     info = open_and_wait(qtbot, window, corpus_pdf("contracts-en/bonterms-psa-v1.2.pdf"))

@@ -24,7 +24,8 @@ def test_too_long_line_wording():
 
 
 def test_long_document_is_flagged_with_this_machines_plan(qtbot, window, tmp_path):
-    from app.core import hardware, models, plan as planner
+    from app.core.models import catalogue as models
+    from app.core.plan import hardware, planner
     big = tmp_path / "large-300.pdf"
     subprocess.run([sys.executable, str(CORPUS / "make_large_pdf.py"), "--pages", "300", "--out", str(big)],
                    check=True, capture_output=True)
@@ -43,8 +44,8 @@ def test_long_document_is_flagged_with_this_machines_plan(qtbot, window, tmp_pat
 
 
 def test_engine_start_failure_shows_one_line_and_the_log_tail(qtbot, window):
-    from app.worker.errors import OutOfMemory
     from app.qt.engine_controller import EngineController
+    from app.worker.errors import OutOfMemory
 
     class FailingStart:          # fault injection: the engine process dies while loading
         plan = client = None

@@ -7,8 +7,8 @@ the hash of the two fixture scripts, so reruns skip straight to the engine start
 from __future__ import annotations
 
 import hashlib
-import json
 import importlib.resources
+import json
 import os
 import shutil
 import subprocess

@@ -6,7 +6,7 @@ import llama_cpp
 import pymupdf
 import pytest
 
-from app.core.models import load_catalogue, local_path
+from app.core.models.catalogue import load_catalogue, local_path
 from tests.conftest import CORPUS
 
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from app.core import models
-from app.core import plan as P
-from app.core.hardware import GpuInfo, Hardware
-from app.core.plan_history import PlanHistory
-from app.core.plan_ladder import short
+from app.core.models import catalogue as models
+from app.core.plan import planner as P
+from app.core.plan.hardware import GpuInfo, Hardware
+from app.core.plan.history import PlanHistory
+from app.core.plan.ladder import short
 from app.worker import errors
 from app.worker.client import parse_metrics
 from app.worker.downgrade import DowngradeSwitch, NoEngineStarted

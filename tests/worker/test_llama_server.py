@@ -9,7 +9,7 @@ import time
 import pymupdf
 import pytest
 
-from app.core.models import load_catalogue, local_path
+from app.core.models.catalogue import load_catalogue, local_path
 from app.worker import errors
 from app.worker.client import ChatClient
 from app.worker.engines import llamacpp
@@ -233,7 +233,7 @@ def test_quotes_offered_as_an_enum_come_back_verbatim_in_any_script(client):
     """The answer schema lists the prompt's sentences as the only quotes: what comes back
     is one of them, character for character, Chinese and curly quotes included (spelled
     as UTF-8 in the grammar, not as \\u escapes the model would have to choose)."""
-    from app.core import prompts
+    from app.core.answer import prompts
     quotes = ["当事人可以约定一方违约时应当根据违约情况向对方支付一定数额的违约金。",
               'Provider will use commercially reasonable efforts to keep the "Service" available.']
     schema = prompts.answer_schema(quotes, prompts.answer_chars("zh", 400))
@@ -248,7 +248,7 @@ def test_grammar_keeps_utf8_constants_and_a_bounded_cache():
     from llama_cpp import Llama
     from llama_cpp.llama_grammar import LlamaGrammar
 
-    from app.core import prompts
+    from app.core.answer import prompts
     from app.worker import llama_chat
     quotes = ["违约金不得超过损失。", "the “Service” works", '13.18 "Framework Terms" means', "a \\ b"]
     gbnf = llama_chat.schema_to_gbnf(prompts.answer_schema(quotes, 300))

@@ -9,7 +9,7 @@ import time
 import pymupdf
 import pytest
 
-from app.core import qa
+from app.core.answer import qa
 from app.core.library import Library
 from app.worker.runtime import EngineRuntime
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.models import load_catalogue, local_path
+from app.core.models.catalogue import load_catalogue, local_path
 from app.worker import errors
 from app.worker.client import ChatClient
 from app.worker.engines import llamacpp

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from app.core import prompts
-from app.core.plan import Plan
+from app.core.answer import prompts
+from app.core.plan.types import Plan
 from app.worker import errors
 from app.worker.client import ChatClient
 from app.worker.engines import vllm as engine

@@ -9,9 +9,20 @@ from typing import Callable
 
 from app.core.documents.chunking import Piece, make_chunks
 from app.core.documents.errors import NoTextLayer
-from app.core.documents.pdf import GARBAGE_LIMIT, RawFile, extract_pages, garbage_ratio, open_pdf
-from app.core.documents.structure import (detect_language, edge_keys, line_key, running_keys,
-                                          strip_running)
+from app.core.documents.pdf import (
+    GARBAGE_LIMIT,
+    RawFile,
+    extract_pages,
+    garbage_ratio,
+    open_pdf,
+)
+from app.core.documents.structure import (
+    detect_language,
+    edge_keys,
+    line_key,
+    running_keys,
+    strip_running,
+)
 from app.core.documents.types import Page
 
 

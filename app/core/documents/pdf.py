@@ -9,8 +9,14 @@ from typing import Callable
 
 import pymupdf
 
-from app.core.documents.errors import (Damaged, EmptyFile, FileMissing, NotAPdf,
-                                       PasswordRequired, WrongPassword)
+from app.core.documents.errors import (
+    Damaged,
+    EmptyFile,
+    FileMissing,
+    NotAPdf,
+    PasswordRequired,
+    WrongPassword,
+)
 from app.core.documents.types import Page
 
 # MuPDF prints repair chatter on stderr; we report problems ourselves.

@@ -14,7 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from app.core.plan import Plan
+from app.core.failures import FailureKind
+from app.core.plan.types import Plan
 from app.worker import errors
 from app.worker.launch import LaunchSpec
 from app.worker.ports import free_port, random_key
@@ -40,6 +41,7 @@ PROGRESS = (r"Resolved architecture", r"Loading (safetensors|weights)", r"Model 
 
 class FreeMemoryTooLow(errors.OutOfMemory):
     """vLLM: free VRAM at start-up is below utilisation × total (another program holds VRAM)."""
+    kind = FailureKind.FREE_MEMORY
 
     def __init__(self, message: str, free_bytes: int | None = None, total_bytes: int | None = None,
                  tail: list[str] | None = None):
@@ -49,14 +51,17 @@ class FreeMemoryTooLow(errors.OutOfMemory):
 
 class NoCacheMemory(errors.OutOfMemory):
     """vLLM: weights and activations leave nothing of the budget for the KV cache."""
+    kind = FailureKind.NO_KV_MEMORY
 
 
 class KvCacheDtypeUnsupported(errors.UnsupportedGpu):
     """No attention backend of this vLLM/GPU handles the requested KV-cache dtype (fp8)."""
+    kind = FailureKind.KV_DTYPE
 
 
 class EngineMissing(errors.StartError):
     """vLLM is not installed in the interpreter we launch."""
+    kind = FailureKind.UNSUPPORTED
 
 
 _KV_EST = re.compile(r"estimated maximum model length is (\d+)")
@@ -195,7 +200,6 @@ def install_key() -> str:
     every VLLM_* variable into its compile-cache key, so a new key each start meant a ~20 s
     torch.compile on every start and one more cache folder each time (seen on the H200)."""
     from app.core import paths
-
     path = paths.config_dir() / "vllm-api-key"
     try:
         key = path.read_text(encoding="utf-8").strip()

@@ -10,50 +10,51 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from app.core.hardware import Hardware
-from app.core.models import Catalogue, ModelSpec
-from app.core.plan import FP8_KV_MIN_CC, MIN_LLAMA_CONTEXT, MIN_VLLM_CONTEXT, Plan
-from app.core.plan_fit import pick_cpu, pick_llama_gpu, pick_vllm, vllm_gpus, vllm_plan_for
-from app.core.plan_memory import fmt_tokens, round_context
+from app.core.failures import FailureKind
+from app.core.failures import FailureKind as K
+from app.core.models.catalogue import Catalogue, ModelSpec
+from app.core.plan.fit import (
+    pick_cpu,
+    pick_llama_gpu,
+    pick_vllm,
+    vllm_gpus,
+    vllm_plan_for,
+)
+from app.core.plan.hardware import Hardware
+from app.core.plan.memory import fmt_tokens, round_context
+from app.core.plan.types import FP8_KV_MIN_CC, MIN_LLAMA_CONTEXT, MIN_VLLM_CONTEXT, Plan
 
-# Worker error classes (app.worker.errors, engines) → failure kinds; matched by name along the
-# MRO so that core never imports the worker package.
-_KINDS = {"KvCacheTooSmall": "kv_too_small", "FreeMemoryTooLow": "free_memory",
-          "NoCacheMemory": "no_kv_memory", "OutOfMemory": "oom", "UnsupportedGpu": "unsupported",
-          "ModelFileMissing": "model_missing", "ModelNotAvailable": "model_missing",
-          "ModelLoadFailed": "model_broken", "KvCacheDtypeUnsupported": "kv_dtype",
-          "EngineMissing": "unsupported"}
-KINDS = set(_KINDS.values()) | {"next_model", "other"}
-_WHY = {"kv_too_small": "KV cache too small", "free_memory": "not enough free VRAM",
-        "no_kv_memory": "no memory left for the KV cache", "oom": "out of memory",
-        "unsupported": "GPU or quantisation not supported", "model_missing": "model files missing",
-        "model_broken": "model files unreadable", "next_model": "too many failed starts",
-        "kv_dtype": "fp8 KV cache not supported",
-        "other": "start failed"}
+_WHY = {K.KV_TOO_SMALL: "KV cache too small", K.FREE_MEMORY: "not enough free VRAM",
+        K.NO_KV_MEMORY: "no memory left for the KV cache", K.OUT_OF_MEMORY: "out of memory",
+        K.UNSUPPORTED: "GPU or quantisation not supported", K.MODEL_MISSING: "model files missing",
+        K.MODEL_NOT_AVAILABLE: "model files missing", K.MODEL_BROKEN: "model files unreadable",
+        K.NEXT_MODEL: "too many failed starts", K.KV_DTYPE: "fp8 KV cache not supported"}
 
 
 @dataclass(frozen=True)
 class Failure:
     """A failure described by the caller (e.g. a runtime OOM after re-reading free VRAM)."""
-    kind: str
+    kind: FailureKind
     max_len: int | None = None
     free_bytes: int | None = None
     total_bytes: int | None = None
 
+    def __post_init__(self):
+        object.__setattr__(self, "kind", K(self.kind))      # "oom" and K.OUT_OF_MEMORY alike
 
-def failure_kind(failure) -> str:
-    """'kv_too_small', 'free_memory', 'oom', ... from a worker error, or a kind given as text."""
-    if failure is None:
-        return "other"
-    if isinstance(failure, Failure):
-        return failure.kind if failure.kind in KINDS else "other"
+
+def failure_kind(failure) -> FailureKind:
+    """The kind a failure carries (an error's `kind`, a Failure, or "kind[:max_len]" as text);
+    START_FAILED for anything else."""
     if isinstance(failure, str):
-        kind = failure.split(":", 1)[0]
-        return kind if kind in KINDS else "other"
-    for cls in type(failure).__mro__:
-        if cls.__name__ in _KINDS:
-            return _KINDS[cls.__name__]
-    return "other"
+        try:
+            return K(failure.split(":", 1)[0])
+        except ValueError:
+            return K.START_FAILED
+    kind = getattr(failure, "kind", None)
+    if kind is K.MODEL_NOT_AVAILABLE:
+        return K.MODEL_MISSING
+    return kind if isinstance(kind, K) and kind.is_start_failure else K.START_FAILED
 
 
 def _max_len(failure) -> int | None:
@@ -74,16 +75,16 @@ def short(plan: Plan) -> str:
     return f"llama.cpp {plan.model_id} {where} / {ctx}"
 
 
-def _why(kind: str, failure) -> str:
-    if kind == "kv_too_small" and _max_len(failure):
+def _why(kind: FailureKind, failure) -> str:
+    if kind is K.KV_TOO_SMALL and _max_len(failure):
         return f"KV cache holds {fmt_tokens(_max_len(failure))}"
     free, total = getattr(failure, "free_bytes", None), getattr(failure, "total_bytes", None)
-    if kind == "free_memory" and free and total:
+    if kind is K.FREE_MEMORY and free and total:
         return f"only {free / 2**30:.1f} of {total / 2**30:.1f} GiB free"
-    return _WHY[kind]
+    return _WHY.get(kind, "start failed")
 
 
-def _step(old: Plan, new: Plan | None, kind: str, failure) -> Plan | None:
+def _step(old: Plan, new: Plan | None, kind: FailureKind, failure) -> Plan | None:
     if new is None:
         return None
     line = f"{short(old)} failed: {_why(kind, failure)} → retry {short(new)}"
@@ -110,7 +111,7 @@ def _llama_stage(hw: Hardware, catalogue: Catalogue, need, available, below: Mod
 def _vllm_next(plan, spec, kind, failure, hw, cat, available) -> Plan | None:
     need, fp8, eager = plan.need_tokens or None, plan.kv_cache_dtype == "fp8", plan.enforce_eager
     cc_ok = any(g.compute_capability >= FP8_KV_MIN_CC for g in vllm_gpus(hw))
-    if kind == "kv_too_small":
+    if kind is K.KV_TOO_SMALL:
         n = _max_len(failure)
         m = round_context(n) if n else 0
         if MIN_VLLM_CONTEXT <= m < plan.max_model_len:
@@ -118,7 +119,7 @@ def _vllm_next(plan, spec, kind, failure, hw, cat, available) -> Plan | None:
         if not fp8 and cc_ok:
             return vllm_plan_for(spec, hw, need, util=plan.gpu_memory_utilization, fp8=True,
                                  eager=eager, cap=plan.max_model_len)
-    elif kind == "free_memory":
+    elif kind is K.FREE_MEMORY:
         free = getattr(failure, "free_bytes", None)
         if free:
             hw = replace(hw, gpus=tuple(replace(g, free_bytes=min(g.free_bytes, free))
@@ -129,19 +130,19 @@ def _vllm_next(plan, spec, kind, failure, hw, cat, available) -> Plan | None:
                                 fp8=fp8, eager=eager, cap=plan.max_model_len)
         if new and new.gpu_memory_utilization < plan.gpu_memory_utilization:
             return new
-    elif kind == "kv_dtype" and fp8:
+    elif kind is K.KV_DTYPE and fp8:
         new = vllm_plan_for(spec, hw, need, util=plan.gpu_memory_utilization, fp8=False, eager=eager,
                             cap=plan.max_model_len)
         if new:
             return new
-    elif kind in ("oom", "other") and not eager:
+    elif kind in (K.OUT_OF_MEMORY, K.START_FAILED) and not eager:
         return replace(plan, enforce_eager=True)          # CUDA graphs: ~1 GB outside the budget
-    elif kind == "oom":
+    elif kind is K.OUT_OF_MEMORY:
         new = vllm_plan_for(spec, hw, need, util=round(plan.gpu_memory_utilization - 0.05, 2),
                             fp8=fp8, eager=True, cap=plan.max_model_len)
         if new:
             return new
-    if kind != "unsupported":
+    if kind is not K.UNSUPPORTED:
         new = pick_vllm(_pool(cat, available, "awq", spec), hw, need)
         if new:
             return new
@@ -151,14 +152,14 @@ def _vllm_next(plan, spec, kind, failure, hw, cat, available) -> Plan | None:
 def _llama_next(plan, spec, kind, failure, hw, cat, available) -> Plan | None:
     need = plan.need_tokens or None
     if plan.n_gpu_layers != 0:                            # on the GPU
-        if kind == "oom":
+        if kind is K.OUT_OF_MEMORY:
             layers = int((spec.layers if plan.n_gpu_layers < 0 else plan.n_gpu_layers) * 0.6)
             if layers >= 1:
                 return replace(plan, n_gpu_layers=layers)
-        if kind in ("model_missing", "model_broken", "next_model"):
+        if kind in (K.MODEL_MISSING, K.MODEL_BROKEN, K.NEXT_MODEL):
             return _llama_stage(hw, cat, need, available, spec)
         return _llama_stage(hw, cat, need, available, spec, gpu=False, same=True)
-    if kind == "oom" and plan.max_model_len // 2 >= MIN_LLAMA_CONTEXT:
+    if kind is K.OUT_OF_MEMORY and plan.max_model_len // 2 >= MIN_LLAMA_CONTEXT:
         return replace(plan, max_model_len=round_context(plan.max_model_len // 2))
     smaller = _pool(cat, available, "gguf", spec)
     return pick_cpu(smaller, hw, need) if smaller else None
@@ -178,7 +179,7 @@ def ladder(plan: Plan, hw: Hardware, catalogue: Catalogue, available=None, limit
     """The rungs a start would walk down through if every attempt failed for an unknown reason."""
     rungs, current = [], plan
     while len(rungs) < limit:
-        current = next_rung(current, "other", hw, catalogue, available)
+        current = next_rung(current, K.START_FAILED, hw, catalogue, available)
         if current is None:
             break
         rungs.append(current)

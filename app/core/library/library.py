@@ -10,11 +10,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from app.core import dense, doc_names, index, paths, ranking, store
+from app.core import paths
 from app.core.documents.errors import DocumentError
 from app.core.documents.ingest import Ingested, ingest
 from app.core.documents.pdf import read_file
 from app.core.documents.types import Chunk, DocumentInfo, Hit, Page
+from app.core.library import schema as store
+from app.core.search import dense, doc_names, fts, fusion, queries, tokens
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,7 @@ class Library:
                 " text, spans) VALUES (?,?,?,?,?,?,?,?,?)",
                 [(cid, doc_id, p.chunk.ordinal, p.chunk.page_start, p.chunk.page_end,
                   p.chunk.section, p.heading, p.chunk.text, json.dumps(p.spans)) for cid, p in rows])
-            index.add_pieces(con, rows, index.index_text(
+            fts.add_pieces(con, rows, tokens.index_text(
                 f"{r.title} {r.raw.path.stem.replace('-', ' ')}"))
             con.execute("COMMIT")
             return doc_id
@@ -154,10 +156,10 @@ class Library:
         names are searched on their own as well (doc_names)."""
         if doc_ids is not None and not doc_ids:
             return []
-        q, limit = index.parse_query(query), max(50, 10 * k)
+        q, limit = queries.parse_query(query), max(50, 10 * k)
         with self._lock:
             docs = dict(self._con.execute("SELECT id, last_path FROM documents").fetchall())
-            names, using = self._all_names(), functools.lru_cache()(lambda t: index.docs_using(self._con, t))
+            names, using = self._all_names(), functools.lru_cache()(lambda t: fts.docs_using(self._con, t))
             found = self._ranked_chunks(query, q, doc_ids, limit, names, using)
             named = _named(query, doc_ids if doc_ids is not None else list(docs), names, using)
             if named and found:
@@ -172,20 +174,20 @@ class Library:
                 break
         return list(hits.values())
 
-    def _ranked_chunks(self, question: str, q: index.Query, doc_ids: list[int] | None, limit: int,
-                       names: dict[int, frozenset[str]], using: Callable[[str], int]) -> list[index.ChunkHit]:
-        found, q = [], index.with_backoff(self._con, q, doc_ids)
+    def _ranked_chunks(self, question: str, q: queries.Query, doc_ids: list[int] | None, limit: int,
+                       names: dict[int, frozenset[str]], using: Callable[[str], int]) -> list[fts.ChunkHit]:
+        found, q = [], queries.with_backoff(self._con, q, doc_ids)
         if doc_ids is not None:   # words naming every document searched say nothing within them
             drop = doc_names.scope_words(question, names, doc_ids, using)
-            found = index.search_chunks(self._con, replace(q, terms=doc_names.without(q.terms, drop)),
+            found = fts.search_chunks(self._con, replace(q, terms=doc_names.without(q.terms, drop)),
                                         doc_ids, limit)
         if not found:   # the name was the only word these documents share with the question
-            found = index.search_chunks(self._con, q, doc_ids, limit)
+            found = fts.search_chunks(self._con, q, doc_ids, limit)
         if dense.available():   # BM25 alone unless the optional model is installed
             vectors = dense.search(self._con, question, doc_ids, limit)
             if vectors:
                 langs = dict(self._con.execute("SELECT id, lang FROM documents"))
-                found = ranking.fuse(self._con, q, found, vectors, ranking.question_lang(question), langs)
+                found = fusion.fuse(self._con, q, found, vectors, fusion.question_lang(question), langs)
         return found
 
     def _all_names(self) -> dict[int, frozenset[str]]:
@@ -262,7 +264,7 @@ def _named(question: str, scope: list[int], names: dict[int, frozenset[str]],
     return named if len(named) < len(scope) else {}
 
 
-def _merge_named(found: list[index.ChunkHit], within_named: list[index.ChunkHit]) -> list[index.ChunkHit]:
+def _merge_named(found: list[fts.ChunkHit], within_named: list[fts.ChunkHit]) -> list[fts.ChunkHit]:
     """One ranking from a search of the whole scope and one of the named documents alone,
     each chunk with its better score. The second search finds the named documents' chunks
     where other documents' words crowd them out of the first (a Chinese question about an

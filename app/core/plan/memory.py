@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from app.core.models import ModelSpec
+from app.core.models.catalogue import ModelSpec
 
 GiB = 1 << 30
 WEIGHT_LOAD_FACTOR = 1.04      # loaded weights / file size (5.4 GiB loaded vs 5.20 GiB on disk)

@@ -4,12 +4,14 @@ from __future__ import annotations
 import hashlib
 import importlib.resources
 import shutil
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import tomllib
+
 from app.core import paths
+from app.core.failures import FailureKind
 
 CATALOGUE = Path(__file__).resolve().parents[2] / "models.toml"
 FORMATS = {"gguf", "awq", "e5q4"}
@@ -22,10 +24,12 @@ _REQUIRED = ("id", "name", "format", "source", "size_gb", "params_b", "native_co
 
 class CatalogueError(Exception):
     """models.toml is broken: the message names the entry and the field."""
+    kind = FailureKind.CATALOGUE
 
 
 class ModelNotAvailable(Exception):
     """The model's weights are not on this machine (pull or import them)."""
+    kind = FailureKind.MODEL_NOT_AVAILABLE
 
 
 @dataclass(frozen=True)

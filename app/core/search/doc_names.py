@@ -27,7 +27,7 @@ import re
 from pathlib import Path
 from typing import Callable
 
-from app.core.index import parse_query
+from app.core.search.queries import parse_query
 
 MIN_WEIGHT = 1.0   # log(n/df): a name word carried by at most ~1/3 of the documents
 _CAPS_RUN = re.compile(r"(?:\b[A-Z][A-Za-z]*\b[\s-]*){3,5}")

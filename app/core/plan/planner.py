@@ -1,58 +1,33 @@
 """The plan: which engine, weights and settings this machine should start, and why, in plain words.
 
-`make_plan` is a pure function of (hardware, catalogue, need, availability, history). Fitting a
-model to the hardware is in plan_fit.py, the arithmetic in plan_memory.py, the ladder of next
-steps in plan_ladder.py (re-exported here). Those modules import this one, so it imports them
-inside functions.
+`make_plan` is a pure function of (hardware, catalogue, need, availability, history). The types
+are in types.py, fitting a model to the hardware in fit.py, the arithmetic in memory.py, the
+ladder of next steps in ladder.py (its two entry points are re-exported here).
 """
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Callable
 
-from app.core.hardware import Hardware
-from app.core.models import Catalogue, ModelSpec
-from app.core.plan_memory import fmt_tokens, round_up_context
-
-MIN_VLLM_CONTEXT = 8192       # below this a vLLM start is not worth it: llama.cpp instead
-MIN_LLAMA_CONTEXT = 2048
-DEFAULT_TARGET = 32768        # context wanted when the document is not known yet (~100 pages)
-NEED_FLOOR = 8192             # a document's cap still leaves room for follow-up questions
-VLLM_MIN_CC = (7, 5)          # vLLM's AWQ kernels need compute capability 7.5 (AWQConfig: 75)
-FP8_KV_MIN_CC = (8, 9)        # fp8 (e4m3) KV cache: Triton needs sm89+, FlashAttention-3 sm90
-CPU_PARAMS_PER_CORE = 0.5     # billions of parameters per core that still read a page in seconds
-
-
-@dataclass(frozen=True)
-class RemoteEndpoint:
-    base_url: str
-    model: str
-    context: int = 32768
-
-
-@dataclass(frozen=True)
-class Plan:
-    engine: str                          # "vllm" | "llamacpp" | "remote"
-    model_id: str
-    weights_format: str                  # "awq" | "gguf" | "remote"
-    gpu_memory_utilization: float | None
-    max_model_len: int
-    n_gpu_layers: int = 0                # llama.cpp: -1 all, 0 CPU
-    kv_cache_dtype: str = "auto"         # "auto" | "fp8"
-    tensor_parallel: int = 1
-    enforce_eager: bool = False
-    enable_prefix_caching: bool = True
-    enable_chunked_prefill: bool = True
-    reasons: tuple[str, ...] = ()
-    rung: int = 0
-    yarn_factor: float = 1.0             # >1: rope scaling (YaRN) beyond the native context
-    devices: tuple[int, ...] = ()        # GPU indices (CUDA_VISIBLE_DEVICES)
-    kv_tokens: int = 0                   # tokens the planner expects the KV cache to hold
-    hardware: str = ""                   # "24 GB RTX 4090"
-    note: str = ""                       # "128K would need 38 GB"
-    need_tokens: int = 0                 # the document's need it was capped by (0: unknown)
-    base_url: str = ""                   # remote only
+from app.core.failures import BadInput
+from app.core.models.catalogue import Catalogue, ModelSpec
+from app.core.plan.fit import choose
+from app.core.plan.fit import with_reasons as _with
+from app.core.plan.hardware import Hardware
+from app.core.plan.ladder import ladder, next_rung  # noqa: F401  (the planner's public API)
+from app.core.plan.memory import fmt_tokens, round_up_context
+from app.core.plan.types import (  # noqa: F401  (re-exported: callers name them planner.X)
+    CPU_PARAMS_PER_CORE,
+    DEFAULT_TARGET,
+    ENGINE_NAMES,
+    FP8_KV_MIN_CC,
+    MIN_LLAMA_CONTEXT,
+    MIN_VLLM_CONTEXT,
+    NEED_FLOOR,
+    VLLM_MIN_CC,
+    Plan,
+    RemoteEndpoint,
+)
 
 
 def need_cap(need_tokens: int | None) -> int | None:
@@ -70,8 +45,6 @@ def make_plan(hw: Hardware, catalogue: Catalogue, need_tokens: int | None = None
               prefer_model: str | None = None, remote: RemoteEndpoint | None = None,
               available: Callable[[ModelSpec], bool] | None = None, history=None) -> Plan:
     """The plan for this machine. available=None: assume every catalogue model can be pulled."""
-    from app.core.plan_fit import choose, with_reasons as _with
-
     need = need_cap(need_tokens)
     if remote is not None:
         ctx = min(getattr(remote, "context", 32768) or 32768, need or 1 << 30)
@@ -92,7 +65,7 @@ def make_plan(hw: Hardware, catalogue: Catalogue, need_tokens: int | None = None
     plan = choose(hw, [m for m in chat if have(m)], need)
     if plan is None:
         if ideal is None:
-            raise ValueError("no model in the catalogue can run on this machine")
+            raise BadInput("no model in the catalogue can run on this machine")
         return _with(ideal, *notes, f"{display_name(catalogue, ideal.model_id)} is not on this machine: "
                                     f"`pagewise models pull {ideal.model_id}`")
     if ideal and ideal.model_id != plan.model_id:
@@ -106,7 +79,6 @@ def _remembered(plan: Plan, hw: Hardware, catalogue: Catalogue, history) -> Plan
 
 
 # --- words and data ------------------------------------------------------------------------------
-ENGINE_NAMES = {"vllm": "vLLM", "llamacpp": "llama.cpp", "remote": "remote"}
 
 
 def explain(plan: Plan) -> str:
@@ -142,13 +114,3 @@ def from_dict(data: dict) -> Plan:
     values["reasons"] = tuple(values.get("reasons", ()))
     values["devices"] = tuple(values.get("devices", ()))
     return Plan(**values)
-
-
-def ladder(plan: Plan, hw: Hardware, catalogue: Catalogue, **kw) -> list[Plan]:
-    from app.core.plan_ladder import ladder as _ladder
-    return _ladder(plan, hw, catalogue, **kw)
-
-
-def next_rung(plan: Plan, failure, hw: Hardware, catalogue: Catalogue, **kw) -> Plan | None:
-    from app.core.plan_ladder import next_rung as _next
-    return _next(plan, failure, hw, catalogue, **kw)

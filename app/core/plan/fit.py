@@ -4,12 +4,28 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from app.core.hardware import GpuInfo, Hardware, gib
-from app.core.models import ModelSpec
-from app.core.plan import (CPU_PARAMS_PER_CORE, DEFAULT_TARGET, FP8_KV_MIN_CC, MIN_LLAMA_CONTEXT,
-                           MIN_VLLM_CONTEXT, VLLM_MIN_CC, Plan)
-from app.core.plan_memory import (GiB, fmt_gb, fmt_tokens, llama_cpu_context, llama_gpu_layers,
-                                  round_context, util_cap, vllm_budget_needed, vllm_fit)
+from app.core.models.catalogue import ModelSpec
+from app.core.plan.hardware import GpuInfo, Hardware, gib
+from app.core.plan.memory import (
+    GiB,
+    fmt_gb,
+    fmt_tokens,
+    llama_cpu_context,
+    llama_gpu_layers,
+    round_context,
+    util_cap,
+    vllm_budget_needed,
+    vllm_fit,
+)
+from app.core.plan.types import (
+    CPU_PARAMS_PER_CORE,
+    DEFAULT_TARGET,
+    FP8_KV_MIN_CC,
+    MIN_LLAMA_CONTEXT,
+    MIN_VLLM_CONTEXT,
+    VLLM_MIN_CC,
+    Plan,
+)
 
 
 # --- hardware helpers -------------------------------------------------------------------------

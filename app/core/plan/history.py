@@ -12,11 +12,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from app.core import paths
-from app.core.hardware import Hardware
-from app.core.models import Catalogue
-from app.core.plan import Plan, from_dict, to_dict
-from app.core.plan_fit import llama_plan_for, vllm_plan_for
-from app.core.plan_ladder import short
+from app.core.models.catalogue import Catalogue
+from app.core.plan.fit import llama_plan_for, vllm_plan_for
+from app.core.plan.hardware import Hardware
+from app.core.plan.ladder import short
+from app.core.plan.planner import from_dict, to_dict
+from app.core.plan.types import Plan
 
 MiB, GiB = 1 << 20, 1 << 30
 

@@ -8,8 +8,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
-from app.core import prompts, textnorm
-from app.core.citations import Citation, quotable, verify
+from app.core import textnorm
+from app.core.answer import prompts
+from app.core.answer.citations import Citation, quotable, verify
+from app.core.failures import BadInput
 
 ANSWER_TOKENS = 400          # room kept for the model's reply
 RETRIEVAL_PAGES = 6          # pages sent in retrieval mode (before the token budget trims them)
@@ -223,7 +225,7 @@ def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context
         on_delta: Callable[[str], None] | None = None, cancel: threading.Event | None = None,
         mode: str = "auto", prefill_tps: float | None = None, cached: bool = False) -> Answer:
     if not question.strip():
-        raise ValueError("the question is empty")
+        raise BadInput("the question is empty")
     room = context_tokens - ANSWER_TOKENS          # prompt tokens the context can take
     msgs = None
     if mode != "retrieval":

@@ -4,6 +4,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from app.core.failures import BadInput
+
 # Each entry upgrades the schema by one version (PRAGMA user_version); never edit a
 # released entry, append a new one.
 MIGRATIONS: list[str] = [
@@ -59,7 +61,7 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (exchange_id, doc_id)
     ) WITHOUT ROWID;
     """,
-    # v2: optional dense vectors (app.core.dense), one per chunk and model.
+    # v2: optional dense vectors (app.core.search.dense), one per chunk and model.
     """
     CREATE TABLE chunk_vectors (
         chunk_id    INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
@@ -88,7 +90,7 @@ def connect(path: Path) -> sqlite3.Connection:
 def migrate(con: sqlite3.Connection) -> None:
     version = con.execute("PRAGMA user_version").fetchone()[0]
     if version > len(MIGRATIONS):
-        raise RuntimeError(f"library schema v{version} is newer than this Pagewise (v{len(MIGRATIONS)})")
+        raise BadInput(f"library schema v{version} is newer than this Pagewise (v{len(MIGRATIONS)})")
     for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
         try:
             con.executescript(f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version={number};\nCOMMIT;")

@@ -1,0 +1,1 @@
+"""Models: the models.toml catalogue, downloads, verification and import."""
