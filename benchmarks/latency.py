@@ -42,15 +42,14 @@ TARGET_OVERHEAD = 0.10   # ours vs in-process
 
 def pick_document(lib, candidates: list[Path]):
     """The largest contract (by estimated tokens) the app would send whole to the model."""
-    from app.core.answer import prompts, qa
+    from app.core.answer import budget, qa
     n_ctx = sides.model_and_context()[1]          # the context this machine's plan gives
     best = None
     for path in candidates:
         info = lib.add(path)
         ref = qa.DocRef(1, info.id, str(path))
-        tokens = qa.estimate_tokens(qa.whole_context(lib, [ref]))
-        budget = n_ctx - qa.ANSWER_TOKENS - qa.estimate_tokens(prompts.template("system") + QUESTIONS[0]) - 64
-        if tokens <= budget and (best is None or tokens > best[1]):
+        tokens = budget.estimate_tokens(qa.whole_context(lib, [ref]))
+        if tokens <= budget.document_room(n_ctx, QUESTIONS[0]) and (best is None or tokens > best[1]):
             best = (ref, tokens, info)
     return best
 
@@ -148,11 +147,12 @@ def main(argv=None) -> dict:
                     help="CI smoke run: the first 2 pages of the smallest contract, 24-token answers, 1 round")
     ap.add_argument("--out", type=Path, default=None, help="folder for latency.json (default out/bench)")
     args = ap.parse_args(argv)
-    from app.core.answer import qa
+    from app.core.answer import budget, qa
     from app.core.library import Library
     with tempfile.TemporaryDirectory(prefix="pagewise-latency-lib-") as tmp:
         if args.quick:
-            qa.ANSWER_TOKENS, args.rounds = 24, 1          # short answers: CI checks it runs, not speed
+            qa.ANSWER_TOKENS = budget.ANSWER_TOKENS = 24
+            args.rounds = 1          # short answers: CI checks it runs, not speed
             args.doc = sides.first_pages(common.CORPUS / "contracts-en" / "common-paper-mnda.pdf", 2, Path(tmp))
         lib = Library(Path(tmp) / "library.sqlite")
         candidates = [args.doc] if args.doc else sorted((common.CORPUS / "contracts-en").glob("*.pdf"))

@@ -30,7 +30,7 @@ if [ -n "$missing" ]; then
 fi
 
 # --- the virtual environment
-STAMP_KEY=$(cat pyproject.toml scripts/setup.sh scripts/llama_selfcheck.py | sha256sum | cut -c1-16)
+STAMP_KEY=$(cat pyproject.toml scripts/setup.sh scripts/llama_wheel_dir.sh scripts/llama_selfcheck.py | sha256sum | cut -c1-16)
 STAMP=".venv/.setup-${STAMP_KEY}${EXTRAS:+-test}"
 if [ -f "$STAMP" ]; then exit 0; fi
 if [ ! -x .venv/bin/python ]; then
@@ -39,25 +39,8 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip wheel 2>&1 | grep -v "is ignored" || true
 
-# llama-cpp-python is source-only on PyPI: set-up compiles llama.cpp (~8 min on 2 cores) into a
-# wheel kept under ~/.cache/pagewise/wheels, keyed by version and build flags, so later set-ups
-# (and clean clones) take seconds. Only the library is built (no tools/server).
-# A portable x86-64-v3 build (AVX2, FMA, F16C), not -march=native: a native build on a VM whose
-# CPU reports AMX used AMX instructions the VM does not enable (SIGILL on the first prompt of
-# more than a few tokens), and native builds gave AVX-512 and AVX2 machines different numerics.
-LLAMA_VERSION=0.3.36
-LLAMA_BASE="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_CURL=OFF -DGGML_NATIVE=OFF"
-LLAMA_CPU=""
-if [ "$(uname -m)" = x86_64 ]; then
-  if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo && grep -qw f16c /proc/cpuinfo; then
-    LLAMA_CPU="-DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
-  else
-    LLAMA_CPU="-DGGML_AVX2=OFF -DGGML_FMA=OFF -DGGML_F16C=OFF -DGGML_BMI2=OFF"
-  fi
-fi
-export CMAKE_ARGS="${CMAKE_ARGS:-$LLAMA_BASE $LLAMA_CPU}"
-LLAMA_KEY=$(printf '%s %s' "$LLAMA_VERSION" "$CMAKE_ARGS" | sha256sum | cut -c1-12)
-LLAMA_WHEELS="${XDG_CACHE_HOME:-$HOME/.cache}/pagewise/wheels/llama-$LLAMA_KEY"
+# llama-cpp-python's build flags, key and wheel folder (the why is in that script)
+. scripts/llama_wheel_dir.sh
 if [ ! -f ".venv/.llama-$LLAMA_KEY" ]; then
   if ! ls "$LLAMA_WHEELS"/llama_cpp_python-*.whl >/dev/null 2>&1; then
     say "building llama-cpp-python $LLAMA_VERSION (compiles llama.cpp: about 8 minutes on 2 cores, once)"

@@ -48,9 +48,11 @@ class FailureKind(str, Enum):
 
     @property
     def restarts_engine(self) -> bool:
-        """A running engine that failed this way is worth starting again (same plan)."""
+        """Starting the same plan again may cure it (a crash, a hang, a port race); a missing or
+        broken model, too little memory or an unsupported GPU need the ladder instead."""
         return self in (FailureKind.WORKER_DIED, FailureKind.UNAVAILABLE, FailureKind.SERVER_ERROR,
-                        FailureKind.REQUEST_TIMEOUT)
+                        FailureKind.REQUEST_TIMEOUT, FailureKind.PORT_IN_USE, FailureKind.START_TIMEOUT,
+                        FailureKind.START_FAILED)
 
 
 _START = frozenset({FailureKind.KV_TOO_SMALL, FailureKind.FREE_MEMORY, FailureKind.NO_KV_MEMORY,

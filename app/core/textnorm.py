@@ -9,11 +9,13 @@ from __future__ import annotations
 import re
 import unicodedata
 
-# CJK ideographs, kana, hangul, CJK symbols/punctuation and full-width forms.
-CJK_CLASS = (r"\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u312f\u3190-\u31ff"
-             r"\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef")
+# The one definition of CJK character ranges (regex class bodies), from narrow to wide:
+IDEOGRAPH_CLASS = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"                  # Han ideographs
+CJK_LETTER_CLASS = r"\u3040-\u30ff" + IDEOGRAPH_CLASS + r"\uac00-\ud7af"     # + kana, hangul: words
+# + CJK radicals, symbols and punctuation, bopomofo, kanbun, vertical and full-width forms
+CJK_CLASS = (r"\u2e80-\u2fdf\u3000-\u303f\u3100-\u312f\u3190-\u31ff" + CJK_LETTER_CLASS
+             + r"\ufe30-\ufe4f\uff00-\uffef")
 _CJK = f"[{CJK_CLASS}]"
-IDEOGRAPH_CLASS = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 
 _MAP = {
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "\u00b4": "'",
@@ -81,6 +83,27 @@ def drop_cjk_spaces(text: str) -> str:
 # Runs, not single characters: a page's letters in a few dozen matches, not thousands.
 _IDEOGRAPHS = re.compile(f"[{IDEOGRAPH_CLASS}]+")
 _LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]+")
+
+
+CHINESE_SHARE = 0.3    # a text (question or page) is Chinese from this share of ideographs on
+
+
+def is_chinese(text: str) -> bool:
+    """The one test of "is this question (or page) Chinese", for prompts, ranking and ingestion."""
+    return cjk_share(text) > CHINESE_SHARE
+
+
+def language(text: str) -> str:
+    """'zh' or 'en': the language a question is answered in and ranked for."""
+    return "zh" if is_chinese(text) else "en"
+
+
+def cjk_count(text: str) -> int:
+    """CJK characters (letters, punctuation, full-width forms) in the text."""
+    return 0 if text.isascii() else len(_CJK_CHARS.findall(text))
+
+
+_CJK_CHARS = re.compile(_CJK)
 
 
 def cjk_share(text: str) -> float:

@@ -7,25 +7,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from app.core.answer import budget
 from app.qt import workers
 
 _TOKENS: dict[str, int] = {}     # document SHA-256 → estimated tokens of its whole text (ids are per library)
 
 
 def _count(ctx, library, doc_id: int) -> int:
-    from app.core.answer.qa import estimate_tokens
-    return sum(estimate_tokens(p.text) for p in library.pages(doc_id))
-
-
-def budget(context_tokens: int) -> int:
-    """Tokens left for documents once the prompt and the answer have their room (as qa.ask)."""
-    from app.core.answer import prompts, qa
-    return context_tokens - qa.ANSWER_TOKENS - qa.estimate_tokens(prompts.template("system")) - 64
+    return sum(budget.estimate_tokens(p.text) for p in library.pages(doc_id))
 
 
 def too_long_line(pages: int, tokens: int, context_tokens: int) -> str:
     """'212 pages ≈ 70K tokens > 32K context: answers use the most relevant passages', or ''."""
-    if not context_tokens or tokens <= budget(context_tokens):
+    if not context_tokens or tokens <= budget.document_room(context_tokens):
         return ""
     return (f"{pages} pages ≈ {tokens / 1000:.0f}K tokens > {context_tokens // 1024}K context: "
             "answers use the most relevant passages")

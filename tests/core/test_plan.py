@@ -17,6 +17,7 @@ import re
 
 import pytest
 
+from app.core.failures import FailureKind
 from app.core.models import catalogue as models
 from app.core.plan import planner as P
 from app.core.plan.hardware import GpuInfo, Hardware
@@ -230,6 +231,7 @@ def test_free_memory_failure_lowers_utilisation(cat):
     plan = P.make_plan(hw, cat)
 
     class FreeMemoryTooLow(Exception):             # as vLLM reports it: (21.0/23.99 GiB)
+        kind = FailureKind.FREE_MEMORY             # the ladder reads the kind, never the class name
         free_bytes, total_bytes = int(21.0 * GiB), 24564 * MiB
     nxt = P.next_rung(plan, FreeMemoryTooLow(), hw, cat)
     assert nxt.gpu_memory_utilization * 24564 * MiB <= 21.0 * GiB - 0.9 * GiB

@@ -3,11 +3,14 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.strict import dense_ready
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = Path(os.environ.get("PAGEWISE_CORPUS", ROOT.parent / "shared" / "corpus"))
@@ -53,12 +56,31 @@ def test_missing_file(home):
     assert "no/such/file.pdf" in res.stderr
 
 
+def library_rows(home: Path) -> dict:
+    """What the library file under PAGEWISE_HOME holds (all empty when it was never created)."""
+    db = home / "data" / "library.sqlite"
+    if not db.is_file():
+        return {"documents": [], "pages": [], "chunks": [], "fts": 0}
+    con = sqlite3.connect(db)
+    try:
+        return {"documents": con.execute("SELECT id, path, page_count FROM documents ORDER BY id").fetchall(),
+                "pages": con.execute("SELECT DISTINCT doc_id FROM pages").fetchall(),
+                "chunks": con.execute("SELECT DISTINCT doc_id FROM chunks").fetchall(),
+                "fts": con.execute("SELECT count(*) FROM chunk_fts").fetchone()[0]}
+    finally:
+        con.close()
+
+
 def test_bad_input_leaves_nothing_in_library(home):
-    pagewise("index", str(CORPUS / "bad" / "truncated.pdf"), home=home)
+    bad = pagewise("index", str(CORPUS / "bad" / "truncated.pdf"), home=home)
+    assert bad.returncode != 0, bad.stdout
+    assert library_rows(home) == {"documents": [], "pages": [], "chunks": [], "fts": 0}
     res = pagewise("index", str(SAMPLE), "--json", home=home)
     assert res.returncode == 0, res.stderr
-    docs = json.loads(res.stdout)["documents"]
-    assert docs[0]["id"] == 1 or docs[0]["pages"] == 5
+    assert [(d["id"], d["pages"]) for d in json.loads(res.stdout)["documents"]] == [(1, 5)]
+    rows = library_rows(home)            # the sample alone: nothing of the failed add is left
+    assert rows["documents"] == [(1, str(SAMPLE.resolve()), 5)]
+    assert rows["pages"] == rows["chunks"] == [(1,)] and rows["fts"] > 0
 
 
 def test_wrong_and_right_password(home):
@@ -73,8 +95,7 @@ def test_wrong_and_right_password(home):
 def test_index_and_retrieve_json(home):
     res = pagewise("index", str(SAMPLE), home=home)
     assert res.returncode == 0 and "5 pages" in res.stdout
-    from app.core.search import dense
-    if dense.available():       # search vectors are computed by default
+    if dense_ready():           # search vectors are computed by default (required under CI / ./run-tests)
         assert "search vectors: 13 passages" in res.stdout, res.stdout
     res = pagewise("retrieve", str(SAMPLE), "-q", "How long does confidentiality last?", "--json", home=home)
     assert res.returncode == 0, res.stderr

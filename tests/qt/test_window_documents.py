@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 
 from app.core.answer.citations import verify
 from tests.qt.conftest import corpus_pdf, open_and_wait, wait_settled
+from tests.support.strict import require_dense
 
 PASSWORD = "corpus-user-2024"
 
@@ -167,11 +168,7 @@ def test_layout_is_restored(qtbot, window, library):
 def test_search_vectors_are_computed_in_the_background_after_indexing(qtbot, window, library):
     """The document can be asked as soon as it is indexed; its search vectors follow in a
     background job with its own progress bar, and end up in the library."""
-    import pytest
-
-    from app.core.search import dense
-    if not dense.available():
-        pytest.skip("no embedding model on this machine")
+    require_dense()
     formats = []
     window.pane_a.progress.valueChanged.connect(lambda _: formats.append(window.pane_a.progress.format()))
     with qtbot.waitSignal(window.loader.sig_vectors_done, timeout=120000) as done:
@@ -184,12 +181,8 @@ def test_search_vectors_are_computed_in_the_background_after_indexing(qtbot, win
 
 
 def test_closing_the_window_stops_the_vectors_job(qtbot, window, library):
-    import pytest
-
-    from app.core.search import dense
     from app.qt import workers
-    if not dense.available():
-        pytest.skip("no embedding model on this machine")
+    require_dense()
     info = open_and_wait(qtbot, window, corpus_pdf("contracts-en/bonterms-psa-v1.2.pdf"))
     assert window.loader._embedding                       # 72 passages: still running
     window.close()

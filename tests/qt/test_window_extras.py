@@ -39,7 +39,9 @@ def test_long_document_is_flagged_with_this_machines_plan(qtbot, window, tmp_pat
     assert f"> {context // 1024}K context" in window.pane_a.notice.text()
     small = open_and_wait(qtbot, window, corpus_pdf("contracts-en/common-paper-baa.pdf"))
     assert small.page_count == 4
-    qtbot.wait(300)
+    # the small document's token count is the last thing that sets the notice: once its result
+    # is in (the callback runs on this thread and stores it first), the notice is final
+    qtbot.waitUntil(lambda: small.sha256 in context_notice._TOKENS, timeout=30_000)
     assert "relevant passages" not in window.pane_a.notice.text()
 
 

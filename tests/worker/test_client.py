@@ -68,18 +68,17 @@ def test_wrong_key_is_auth_failed(fake):
 
 def test_silent_server_times_out(hanging):
     began = time.monotonic()
-    with pytest.raises(errors.RequestTimeout, match="within 1 s"):
+    with pytest.raises(errors.RequestTimeout, match="within 1 s"):     # its own 1 s timeout fired
         client_for(hanging, timeout_s=1).chat(PING)
-    assert time.monotonic() - began < 3
+    assert 0.9 <= time.monotonic() - began < 30        # not before it; the bound is a hang guard
 
 
 def test_cancel_unblocks_a_request_waiting_for_its_first_token(hanging):
     cancel = threading.Event()
     threading.Timer(0.5, cancel.set).start()
-    began = time.monotonic()
-    with pytest.raises(errors.Cancelled):
+    with pytest.raises(errors.Cancelled):              # not RequestTimeout: the cancel came first
         client_for(hanging, timeout_s=60).chat(PING, cancel=cancel)
-    assert time.monotonic() - began < 2
+    assert cancel.is_set()
 
 
 def test_server_dying_mid_request_is_worker_died():

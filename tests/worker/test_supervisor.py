@@ -88,11 +88,10 @@ def test_kill_9_makes_worker_dead_and_fails_the_pending_request(tmp_path):
     thread = threading.Thread(target=ask)
     thread.start()
     assert wait_for(lambda: "first" in outcome, 60), "no token streamed"
-    began = time.monotonic()
     os.kill(sup.pid, signal.SIGKILL)
-    thread.join(10)
-    assert isinstance(outcome.get("error"), errors.WorkerDied), outcome
-    assert time.monotonic() - began < 5                       # fails fast, not at the timeout
+    thread.join(60)                                           # a hang guard, not a speed claim
+    assert not thread.is_alive(), "the request did not end when its worker died"
+    assert isinstance(outcome.get("error"), errors.WorkerDied), outcome   # not the read timeout
     assert wait_for(lambda: sup.status == WorkerStatus.DEAD, 5)
     assert rec.seen[-1] == WorkerStatus.DEAD
     with pytest.raises(errors.WorkerUnavailable):
@@ -161,24 +160,26 @@ def test_slow_start_with_progress_lines_becomes_ready():
         sup.stop()
 
 
-@pytest.mark.parametrize("fault", [("--silent-for", "30"), ("--hang",)])
+@pytest.mark.parametrize("fault", [("--silent-for", "300"), ("--hang",)])
 def test_silence_past_the_stall_window_is_a_start_timeout(fault):
     rec = Recorder()
     began = time.monotonic()
-    sup = Supervisor(fake_spec(*fault, stall_timeout_s=2), on_status=rec)
+    sup = Supervisor(fake_spec(*fault, stall_timeout_s=2, ready_timeout_s=300), on_status=rec)
     with pytest.raises(errors.StartTimeout):
         sup.start()
-    assert 2 <= time.monotonic() - began < 6
+    # the 2 s stall window ended it, not the 300 s ready timeout (nor the end of the silence);
+    # the upper bound only tells the two apart, with room for a loaded machine
+    assert 2 <= time.monotonic() - began < 60
     assert WorkerStatus.NOT_RESPONDING in rec.seen and sup.status == WorkerStatus.FAILED
     assert not sup.is_alive()
 
 
 def test_ready_timeout_caps_even_a_progressing_start():
-    sup = Supervisor(fake_spec("--progress-for", "30", stall_timeout_s=2, ready_timeout_s=3))
+    sup = Supervisor(fake_spec("--progress-for", "300", stall_timeout_s=2, ready_timeout_s=3))
     began = time.monotonic()
-    with pytest.raises(errors.StartTimeout):
+    with pytest.raises(errors.StartTimeout):                  # progress alone would end at 300 s, ready
         sup.start()
-    assert time.monotonic() - began < 6
+    assert 3 <= time.monotonic() - began < 60                 # the 3 s cap; the bound is a hang guard
 
 
 def test_restart_policy_restarts_a_crashing_worker_up_to_its_limit():
@@ -213,7 +214,23 @@ def test_restart_budget_resets_after_a_stable_run():
 
 
 def test_failed_restarts_count_against_the_limit():
-    """Crash, then the relaunch itself fails (e.g. a GPU went away): give up after the limit."""
+    """Crash, then the relaunch itself fails for a reason a retry may cure: give up after the limit."""
+    gave_up = []
+    specs = iter([fake_spec("--crash-after", "0")] +
+                 [fake_spec("--print", "something odd happened", "--exit-code", "1",
+                            classify=llamacpp.classify) for _ in range(5)])
+    worker = ManagedWorker(lambda: next(specs), RestartPolicy(limit=3, on_give_up=gave_up.append))
+    worker.start()
+    with pytest.raises(errors.WorkerDied):
+        worker.client().chat([{"role": "user", "content": "ping"}])
+    assert wait_for(lambda: gave_up, 15)
+    assert "something odd" in gave_up[0] and worker.policy.restarts == 3
+    worker.stop()
+
+
+def test_a_restart_that_runs_out_of_memory_is_left_to_the_ladder():
+    """The relaunch fails with a kind a restart of the same plan cannot cure (out of memory):
+    the policy gives up at once, by the failure's kind, instead of trying the same plan again."""
     gave_up = []
     specs = iter([fake_spec("--crash-after", "0")] +
                  [fake_spec("--print", "cudaMalloc failed: out of memory", "--exit-code", "1",
@@ -223,7 +240,7 @@ def test_failed_restarts_count_against_the_limit():
     with pytest.raises(errors.WorkerDied):
         worker.client().chat([{"role": "user", "content": "ping"}])
     assert wait_for(lambda: gave_up, 15)
-    assert "out of memory" in gave_up[0] and worker.policy.restarts == 3
+    assert gave_up[0].startswith("not restarted (oom)") and worker.policy.restarts == 1
     worker.stop()
 
 
@@ -271,11 +288,9 @@ def test_worker_exits_when_the_app_is_killed(tmp_path):
 
 def test_stop_during_start_up_cancels_it():
     rec = Recorder()
-    sup = Supervisor(fake_spec("--progress-for", "20"), on_status=rec)
+    sup = Supervisor(fake_spec("--progress-for", "300", ready_timeout_s=300), on_status=rec)
     threading.Timer(1.0, sup.stop).start()
-    began = time.monotonic()
-    with pytest.raises(errors.StartError, match="cancelled"):
+    with pytest.raises(errors.StartError, match="cancelled"):   # not ready, not timed out: stopped
         sup.start()
-    assert time.monotonic() - began < 5
     assert sup.status == WorkerStatus.STOPPED and not sup.is_alive()
     assert WorkerStatus.FAILED not in rec.seen

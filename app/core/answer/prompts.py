@@ -6,9 +6,9 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from app.core.textnorm import cjk_share
+from app.core.textnorm import language
 
-PROMPTS = Path(__file__).resolve().parents[2] / "resources" / "prompts"
+PROMPTS = Path(__file__).resolve().parents[3] / "resources" / "prompts"
 
 ANSWER_SCHEMA = {
     "type": "object",
@@ -85,13 +85,9 @@ def template(name: str) -> str:
     return (PROMPTS / f"{name}.md").read_text(encoding="utf-8").strip()
 
 
-def question_language(question: str) -> str:
-    return "zh" if cjk_share(question) > 0.2 else "en"
-
-
 def messages(context: str, question: str, whole: bool) -> list[dict]:
     """System prompt and documents first, question last, so follow-ups share the prefix."""
-    lang = question_language(question)
+    lang = language(question)
     ctx = template("context_whole" if whole else "context_retrieval").format(documents=context)
     q = template(f"question_{lang}").format(question=question.strip())
     return [{"role": "system", "content": template("system")},

@@ -10,10 +10,15 @@ from typing import Callable, Protocol
 
 from app.core import textnorm
 from app.core.answer import prompts
+from app.core.answer.budget import (
+    ANSWER_TOKENS,
+    document_room,
+    estimate_tokens,
+    prompt_room,
+)
 from app.core.answer.citations import Citation, quotable, verify
 from app.core.failures import BadInput
 
-ANSWER_TOKENS = 400          # room kept for the model's reply
 RETRIEVAL_PAGES = 6          # pages sent in retrieval mode (before the token budget trims them)
 MAX_FIRST_WAIT_S = 25.0      # a whole-document first answer slower than this → retrieval
 
@@ -47,12 +52,6 @@ class DocRef:
     number: int
     doc_id: int
     label: str                    # the path as the user gave it
-
-
-def estimate_tokens(text: str) -> int:
-    """Conservative token estimate without the model's tokenizer (CJK costs ~1.5 tokens a char)."""
-    cjk = sum(1 for c in text if "\u3000" <= c <= "\u9fff" or "\uff00" <= c <= "\uffef")
-    return int((len(text) - cjk) / 3.5 + cjk * 1.5) + 8
 
 
 def whole_context(library, refs: list[DocRef]) -> str:
@@ -195,10 +194,10 @@ def count_tokens(client, msgs: list[dict]) -> int:
         return sum(estimate_tokens(m["content"]) for m in msgs) + 16
 
 
-def _retrieval_messages(library, refs, question, client, room: int) -> tuple[list[dict], str, int]:
+def _retrieval_messages(library, refs, question, client, context_tokens: int) -> tuple[list[dict], str, int]:
     """Retrieved pages under the budget; shrink until the exact count fits (CJK costs vary).
     Returns the messages, the context they carry and their token count."""
-    budget = room - estimate_tokens(prompts.template("system") + question) - 64
+    room, budget = prompt_room(context_tokens), document_room(context_tokens, question)
     for _ in range(6):
         context = retrieval_context(library, refs, question, budget)
         msgs = prompts.messages(context, question, whole=False)
@@ -214,9 +213,9 @@ def answer_schema(context: str, question: str, msgs: list[dict] | None = None,
     """The JSON schema the reply is generated under: quotes from this context only, the
     answer bounded in characters by what the token budget holds in the question's language
     (the prompt's own characters per token when it is written in that language)."""
-    lang = prompts.question_language(question)
+    lang = textnorm.language(question)
     ratio = None
-    if msgs and prompt_tokens and prompts.question_language(context[:20000]) == lang:
+    if msgs and prompt_tokens and textnorm.language(context[:20000]) == lang:
         ratio = sum(len(m["content"]) for m in msgs) / prompt_tokens
     return prompts.answer_schema(quotable(context), prompts.answer_chars(lang, ANSWER_TOKENS, ratio))
 
@@ -226,7 +225,7 @@ def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context
         mode: str = "auto", prefill_tps: float | None = None, cached: bool = False) -> Answer:
     if not question.strip():
         raise BadInput("the question is empty")
-    room = context_tokens - ANSWER_TOKENS          # prompt tokens the context can take
+    room = prompt_room(context_tokens)
     msgs = None
     if mode != "retrieval":
         context = whole_context(library, refs)
@@ -237,7 +236,7 @@ def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context
         elif tokens > room:
             mode = "retrieval"
     if mode == "retrieval":
-        msgs, context, tokens = _retrieval_messages(library, refs, question, client, room)
+        msgs, context, tokens = _retrieval_messages(library, refs, question, client, context_tokens)
     start = time.perf_counter()
     schema = answer_schema(context, question, msgs, tokens)
     result = client.chat(msgs, json_schema=schema, max_tokens=ANSWER_TOKENS, on_delta=on_delta, cancel=cancel)

@@ -3,11 +3,10 @@ document sets the engine has already read (its KV state is kept on disk by the w
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from app.core import paths
+from app.core.settings import atomic_write
 
 
 class ReadingMemory:
@@ -45,7 +44,4 @@ class ReadingMemory:
 
     def _save(self) -> None:
         """Atomic write: a crash never leaves half a file."""
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(self.data, fh)
-        os.replace(tmp, self.path)
+        atomic_write(self.path, json.dumps(self.data))

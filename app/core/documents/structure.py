@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
-from app.core.textnorm import cjk_share
+from app.core.textnorm import is_chinese
 
 EDGE = 6            # lines at each end of a page where running headers/footers live
 _CN_DIGITS = "零〇一二三四五六七八九十百千万两"
@@ -182,7 +182,7 @@ def detect_language(texts: list[str]) -> str:
     """'zh', 'en' or 'mixed', by pages: bilingual documents have pages of both kinds."""
     texts = [t for t in texts if t.strip()]
     texts = texts[::max(1, len(texts) // 60)]   # 60 pages tell as well as 2,000 do
-    kinds = [("zh" if cjk_share(t) > 0.3 else "en") for t in texts]
+    kinds = [("zh" if is_chinese(t) else "en") for t in texts]
     if not kinds:
         return "en"
     zh = kinds.count("zh") / len(kinds)

@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import Callable
 
 from app.core import paths
+from app.core.db import transaction
 from app.core.documents.errors import DocumentError
 from app.core.documents.ingest import Ingested, ingest
 from app.core.documents.pdf import read_file
 from app.core.documents.types import Chunk, DocumentInfo, Hit, Page
 from app.core.library import schema as store
 from app.core.search import dense, doc_names, fts, fusion, queries, tokens
+from app.core.textnorm import language
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,7 @@ class Library:
         self._con = store.connect(self.path)
         self._lock = threading.RLock()   # one connection shared by GUI and worker threads
         self._names: dict[tuple[str, str], frozenset[str]] = {}   # (title, path) → doc_names.name_terms
+        self._vectors = dense.VectorCache()
 
     # --- documents ---------------------------------------------------------------
     def add(self, path: str | Path, password: str | None = None,
@@ -62,8 +65,7 @@ class Library:
     def _write(self, r: Ingested) -> int:
         """Everything for one document in one transaction: all of it or nothing."""
         con, now = self._con, time.time()
-        con.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(con):
             doc_id = con.execute(
                 "INSERT INTO documents(sha256, path, last_path, title, page_count, lang, warnings,"
                 " added_at, opened_at) VALUES (?,?,?,?,?,?,?,?,?)",
@@ -83,11 +85,7 @@ class Library:
                   p.chunk.section, p.heading, p.chunk.text, json.dumps(p.spans)) for cid, p in rows])
             fts.add_pieces(con, rows, tokens.index_text(
                 f"{r.title} {r.raw.path.stem.replace('-', ' ')}"))
-            con.execute("COMMIT")
             return doc_id
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
 
     def _find(self, sha256: str) -> int | None:
         with self._lock:
@@ -116,17 +114,12 @@ class Library:
     def remove(self, doc_id: int) -> None:
         with self._lock:
             con = self._con
-            con.execute("BEGIN IMMEDIATE")
-            try:
+            with transaction(con):
                 con.execute("DELETE FROM chunk_fts WHERE rowid IN "
                             "(SELECT id FROM chunks WHERE doc_id = ?)", (doc_id,))
                 con.execute("DELETE FROM exchanges WHERE id IN (SELECT exchange_id FROM "
                             "exchange_docs WHERE doc_id = ?)", (doc_id,))
                 con.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
 
     # --- content -----------------------------------------------------------------
     def pages(self, doc_id: int) -> list[Page]:
@@ -184,10 +177,10 @@ class Library:
         if not found:   # the name was the only word these documents share with the question
             found = fts.search_chunks(self._con, q, doc_ids, limit)
         if dense.available():   # BM25 alone unless the optional model is installed
-            vectors = dense.search(self._con, question, doc_ids, limit)
+            vectors = dense.search(self._con, question, doc_ids, limit, self._vectors)
             if vectors:
                 langs = dict(self._con.execute("SELECT id, lang FROM documents"))
-                found = fusion.fuse(self._con, q, found, vectors, fusion.question_lang(question), langs)
+                found = fusion.fuse(self._con, q, found, vectors, language(question), langs)
         return found
 
     def _all_names(self) -> dict[int, frozenset[str]]:
@@ -218,16 +211,11 @@ class Library:
         ids = sorted(set(doc_ids))
         with self._lock:
             con = self._con
-            con.execute("BEGIN IMMEDIATE")
-            try:
+            with transaction(con):
                 ex_id = con.execute("INSERT INTO exchanges(doc_key, question, answer_json, created_at)"
                                     " VALUES (?,?,?,?)", (_doc_key(ids), question, answer_json,
                                                           time.time())).lastrowid
                 con.executemany("INSERT INTO exchange_docs VALUES (?,?)", [(ex_id, d) for d in ids])
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
         return ex_id
 
     def exchanges(self, doc_ids: list[int]) -> list[Exchange]:

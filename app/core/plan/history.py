@@ -6,7 +6,6 @@ One small JSON file under the config dir. The machine fingerprint is the GPUs' n
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -18,6 +17,7 @@ from app.core.plan.hardware import Hardware
 from app.core.plan.ladder import short
 from app.core.plan.planner import from_dict, to_dict
 from app.core.plan.types import Plan
+from app.core.settings import atomic_write
 
 MiB, GiB = 1 << 20, 1 << 30
 
@@ -42,11 +42,8 @@ class PlanHistory:
         return data.get("models", {}) if data.get("fingerprint") == fingerprint(hw) else {}
 
     def _save(self, hw: Hardware, models: dict) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"fingerprint": fingerprint(hw), "models": models}, indent=1),
-                       encoding="utf-8")
-        os.replace(tmp, self.path)        # atomic: a crash never leaves half a file
+        # atomic, with a unique temp name: a crash never leaves half a file
+        atomic_write(self.path, json.dumps({"fingerprint": fingerprint(hw), "models": models}, indent=1))
 
     def lookup(self, hw: Hardware, model_id: str) -> dict | None:
         return self._load(hw).get(model_id)

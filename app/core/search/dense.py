@@ -19,6 +19,7 @@ import sqlite3
 import threading
 from typing import Callable
 
+from app.core.db import transaction
 from app.core.failures import FailureKind
 
 MODEL = "multilingual-e5-small-q4"   # catalogue id; also the key of stored vectors
@@ -106,15 +107,10 @@ def store_vectors(con: sqlite3.Connection, lock, items: list[tuple[int, object]]
     what it finished)."""
     import numpy as np
     with lock:
-        con.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(con):
             con.executemany("INSERT OR REPLACE INTO chunk_vectors VALUES (?,?,?)",
                             [(cid, MODEL, np.asarray(v, dtype=np.float16).tobytes())
                              for cid, v in items])
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
 
 
 @functools.lru_cache(maxsize=8)   # one question may be searched in several scopes
@@ -125,18 +121,41 @@ def _query_vector(question: str):
         return np.asarray(model.query(question), dtype=np.float32)
 
 
+class VectorCache:
+    """The library's vectors as one float32 matrix, read once per change of the library (this
+    connection's writes move total_changes, another process's move data_version) instead of on
+    every search. One per Library (per connection)."""
+
+    def __init__(self):
+        self.entry: tuple | None = None       # (version, chunk ids, doc ids, matrix)
+
+
+def _matrix(con: sqlite3.Connection, cache: VectorCache | None):
+    import numpy as np
+    version = (con.total_changes, con.execute("PRAGMA data_version").fetchone()[0])
+    if cache and cache.entry and cache.entry[0] == version:
+        return cache.entry[1:]
+    rows = con.execute("SELECT v.chunk_id, c.doc_id, v.vec FROM chunk_vectors v JOIN chunks c "
+                       "ON c.id = v.chunk_id WHERE v.model = ? ORDER BY v.chunk_id", (MODEL,)).fetchall()
+    ids = np.array([r[0] for r in rows], dtype=np.int64)
+    docs = np.array([r[1] for r in rows], dtype=np.int64)
+    matrix = (np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float16).reshape(len(rows), -1)
+              .astype(np.float32) if rows else np.zeros((0, 0), dtype=np.float32))
+    if cache is not None:
+        cache.entry = (version, ids, docs, matrix)
+    return ids, docs, matrix
+
+
 def search(con: sqlite3.Connection, question: str, doc_ids: list[int] | None,
-           limit: int) -> list[tuple[int, float]]:
+           limit: int, cache: VectorCache | None = None) -> list[tuple[int, float]]:
     """(chunk id, cosine similarity) best first, over chunks that have vectors."""
     import numpy as np
-    sql = ("SELECT v.chunk_id, v.vec FROM chunk_vectors v JOIN chunks c ON c.id = v.chunk_id "
-           "WHERE v.model = ?")
-    sql, args = _for_docs(sql, doc_ids)
-    rows = con.execute(sql, args).fetchall()
-    if not rows:
+    ids, docs, matrix = _matrix(con, cache)
+    if doc_ids is not None:
+        keep = np.isin(docs, doc_ids)
+        ids, matrix = ids[keep], matrix[keep]
+    if not len(ids):
         return []
-    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float16).reshape(len(rows), -1)
-    query = _query_vector(question)
-    scores = matrix.astype(np.float32) @ query
-    order = np.argsort(-scores)[:limit]
-    return [(rows[i][0], float(scores[i])) for i in order]
+    scores = matrix @ _query_vector(question)
+    order = np.argsort(-scores, kind="stable")[:limit]
+    return [(int(ids[i]), float(scores[i])) for i in order]

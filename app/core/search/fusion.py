@@ -17,14 +17,9 @@ import sqlite3
 from app.core.search import fts
 from app.core.search.fts import ChunkHit
 from app.core.search.queries import Query
-from app.core.textnorm import cjk_share
 
 SAME_EN, ZH, CROSS = 0.25, 2.0, 4.0
 COS_FLOOR = 0.7     # e5 cosines of unrelated texts sit around 0.7-0.75: rescale above it
-
-
-def question_lang(question: str) -> str:
-    return "zh" if cjk_share(question) > 0.3 else "en"
 
 
 def dense_weight(q_lang: str, doc_langs: set[str]) -> float:

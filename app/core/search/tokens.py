@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from operator import add
 
-from app.core.textnorm import join_hyphenation, nfkc
+from app.core.textnorm import CJK_LETTER_CLASS, join_hyphenation, nfkc
 
-CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+CJK_RUN = re.compile(f"[{CJK_LETTER_CLASS}]+")
 WORD = re.compile(r"[^\W_]+")
 
 

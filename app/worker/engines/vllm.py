@@ -200,6 +200,7 @@ def install_key() -> str:
     every VLLM_* variable into its compile-cache key, so a new key each start meant a ~20 s
     torch.compile on every start and one more cache folder each time (seen on the H200)."""
     from app.core import paths
+    from app.core.settings import atomic_write
     path = paths.config_dir() / "vllm-api-key"
     try:
         key = path.read_text(encoding="utf-8").strip()
@@ -208,9 +209,7 @@ def install_key() -> str:
     except OSError:
         pass
     key = random_key()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(key)
+    atomic_write(path, key, mode=0o600)
     return key
 
 

@@ -1,0 +1,210 @@
+"""The one settings module: `settings.toml` in the config dir, the one atomic file writer every
+persisted file goes through, and secrets, which live only in the OS keyring."""
+from __future__ import annotations
+
+import logging
+import math
+import os
+import sys
+import tempfile
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:                                   # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+from app.core import paths
+from app.core.failures import BadInput, FailureKind
+
+log = logging.getLogger(__name__)
+
+ENGINES = ("auto", "llamacpp", "vllm", "remote")
+FILE_NAME = "settings.toml"
+SERVICE = "Pagewise"                    # the keyring service every secret is stored under
+
+
+@dataclass(frozen=True)
+class Settings:
+    engine: str = "auto"                # auto | llamacpp | vllm | remote
+    remote_url: str = ""                # an OpenAI-compatible endpoint, for engine = "remote"
+    remote_model: str = ""
+    threads: int = 0                    # 0 = automatic
+    ttft_budget_s: float = 10.0         # time to first token the plan aims for on CPU
+    gpu_ttft_budget_s: float = 3.0      # ... and on a GPU
+
+
+KEYS = tuple(f.name for f in fields(Settings))
+
+
+def settings_path() -> Path:
+    return paths.config_dir() / FILE_NAME
+
+
+# --- one atomic writer ----------------------------------------------------------------------------
+def atomic_write(path: Path | str, data: bytes | str, mode: int = 0o600) -> None:
+    """Write all of `data` or nothing: a crash or a full disk never leaves half a file, and two
+    writers never share a temp name. The folder is made 0700 if it is missing."""
+    path = Path(path)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make the rename itself durable; not possible on Windows (no O_DIRECTORY), harmless there."""
+    if not hasattr(os, "O_DIRECTORY"):
+        return
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+# --- values ---------------------------------------------------------------------------------------
+def _coerce(key: str, value: object) -> object:
+    """`value` (text from the command line, or what TOML gave) as the field's type; BadInput if not."""
+    if key not in KEYS:
+        raise BadInput(f"unknown setting {key!r} (known: {', '.join(KEYS)})")
+    text = value.strip() if isinstance(value, str) else value
+    if key == "engine":
+        if text not in ENGINES:
+            raise BadInput(f"engine must be one of {', '.join(ENGINES)}, not {value!r}")
+        return text
+    if key in ("remote_url", "remote_model"):
+        if not isinstance(text, str):
+            raise BadInput(f"{key} must be text, not {value!r}")
+        if key == "remote_url" and text and not text.startswith(("http://", "https://")):
+            raise BadInput(f"remote_url must start with http:// or https://, not {value!r}")
+        return text
+    if key == "threads":
+        try:
+            if isinstance(text, bool) or isinstance(text, float):
+                raise ValueError
+            number = int(text)
+        except (TypeError, ValueError):
+            raise BadInput(f"threads must be a whole number (0 = automatic), not {value!r}") from None
+        if number < 0:
+            raise BadInput(f"threads must be 0 (automatic) or more, not {number}")
+        return number
+    # the two time budgets
+    try:
+        if isinstance(text, bool):
+            raise ValueError
+        seconds = float(text)
+    except (TypeError, ValueError):
+        raise BadInput(f"{key} must be a number of seconds, not {value!r}") from None
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise BadInput(f"{key} must be more than 0 seconds, not {value!r}")
+    return seconds
+
+
+# --- the file -------------------------------------------------------------------------------------
+def load() -> Settings:
+    """The saved settings; defaults for a missing file. A broken file or value never stops the app:
+    it falls back to the default and says so in the log."""
+    path = settings_path()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return Settings()
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        log.warning("could not read %s (%s); using the default settings", path, exc)
+        return Settings()
+    values = {}
+    for key, value in data.items():
+        if key not in KEYS:
+            continue                    # from a newer version, or a typo: not worth failing over
+        try:
+            values[key] = _coerce(key, value)
+        except BadInput as exc:
+            log.warning("%s: %s; using the default", path, exc)
+    return Settings(**values)
+
+
+def save(settings: Settings) -> None:
+    import tomli_w  # here: only writing needs it
+    atomic_write(settings_path(), tomli_w.dumps(asdict(settings)))
+
+
+def get(key: str) -> object:
+    if key not in KEYS:
+        raise BadInput(f"unknown setting {key!r} (known: {', '.join(KEYS)})")
+    return getattr(load(), key)
+
+
+def set_value(key: str, text: str) -> Settings:
+    """Parse `text` to the setting's type, save, and return the new settings."""
+    settings = replace(load(), **{key: _coerce(key, text)})
+    save(settings)
+    return settings
+
+
+# --- secrets --------------------------------------------------------------------------------------
+class NoKeyring(Exception):
+    kind = FailureKind.NO_KEYRING
+
+    def __init__(self, message: str = "no keyring service is available on this system; "
+                                      "Pagewise never stores secrets in plain text"):
+        super().__init__(message)
+
+
+def _keyring():
+    """The keyring module, if the OS offers a usable backend; never a plain-text fallback."""
+    import keyring
+    from keyring.backends import fail
+    backend = keyring.get_keyring()
+    try:
+        priority = backend.priority
+    except Exception:                   # some backends raise here when they cannot work
+        priority = 0
+    if isinstance(backend, fail.Keyring) or priority <= 0:
+        raise NoKeyring()
+    return keyring
+
+
+def _call(op, *args):
+    from keyring.errors import NoKeyringError
+    try:
+        return op(*args)
+    except NoKeyringError:
+        raise NoKeyring() from None
+
+
+def set_secret(name: str, value: str) -> None:
+    _call(_keyring().set_password, SERVICE, name, value)
+
+
+def get_secret(name: str) -> str | None:
+    return _call(_keyring().get_password, SERVICE, name)
+
+
+def delete_secret(name: str) -> None:
+    """Forget a secret; one that was never stored is no error."""
+    keyring = _keyring()
+    from keyring.errors import PasswordDeleteError
+    try:
+        _call(keyring.delete_password, SERVICE, name)
+    except PasswordDeleteError:
+        pass

@@ -1,0 +1,192 @@
+"""settings.toml, the one atomic writer, and secrets through a real keyring backend."""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import stat
+from pathlib import Path
+
+import keyring
+import keyring.backends.fail
+import pytest
+
+from app.core import settings
+from app.core.answer.reading_memory import ReadingMemory
+from app.core.failures import BadInput, FailureKind, kind_of
+from app.core.plan.hardware import Hardware
+from app.core.plan.history import PlanHistory
+from app.core.settings import Settings, atomic_write
+from tests.support.file_keyring import FileKeyring
+
+
+def files_under(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.is_file())
+
+
+# --- settings.toml --------------------------------------------------------------------------------
+def test_defaults_when_missing():
+    assert not settings.settings_path().exists()
+    assert settings.load() == Settings()
+    assert Settings().engine == "auto" and Settings().threads == 0
+    assert Settings().ttft_budget_s == 10.0 and Settings().gpu_ttft_budget_s == 3.0
+
+
+def test_round_trip_through_the_toml_file(pagewise_home):
+    s = Settings(engine="remote", remote_url="https://llm.example/v1", remote_model="qwen",
+                 threads=6, ttft_budget_s=7.5, gpu_ttft_budget_s=2.0)
+    settings.save(s)
+    path = settings.settings_path()
+    assert path == pagewise_home / "config" / "settings.toml"
+    assert 'engine = "remote"' in path.read_text(encoding="utf-8")
+    assert settings.load() == s
+    assert settings.get("threads") == 6
+
+
+def test_corrupt_file_gives_defaults_and_a_warning(caplog):
+    settings.settings_path().write_text('engine = "vllm\nthreads = [', encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="app.core.settings"):
+        assert settings.load() == Settings()
+    assert "using the default settings" in caplog.text
+
+
+def test_bad_values_in_the_file_fall_back_one_by_one(caplog):
+    settings.settings_path().write_text(
+        'engine = "warp"\nthreads = 4\nttft_budget_s = -1\nfuture_key = true\n', encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="app.core.settings"):
+        s = settings.load()
+    assert s == Settings(threads=4)               # unknown key ignored, bad values defaulted
+    assert "engine" in caplog.text and "ttft_budget_s" in caplog.text
+
+
+def test_set_value_parses_to_the_field_type():
+    assert settings.set_value("threads", " 8 ").threads == 8
+    assert settings.set_value("ttft_budget_s", "4").ttft_budget_s == 4.0
+    assert settings.set_value("engine", "llamacpp").engine == "llamacpp"
+    assert settings.set_value("remote_url", "http://127.0.0.1:8000/v1").remote_url.endswith("/v1")
+    saved = settings.load()
+    assert (saved.threads, saved.ttft_budget_s, saved.engine) == (8, 4.0, "llamacpp")
+    assert isinstance(saved.ttft_budget_s, float)
+
+
+@pytest.mark.parametrize("key, text", [
+    ("colour", "blue"), ("engine", "warp"), ("threads", "-1"), ("threads", "two"),
+    ("threads", "1.5"), ("ttft_budget_s", "0"), ("gpu_ttft_budget_s", "nan"),
+    ("ttft_budget_s", "soon"), ("remote_url", "ftp://x"),
+])
+def test_set_value_refuses_bad_keys_and_values(key, text):
+    with pytest.raises(BadInput) as info:
+        settings.set_value(key, text)
+    assert kind_of(info.value) is FailureKind.USER_INPUT
+    assert "\n" not in str(info.value) and str(info.value)
+    assert not settings.settings_path().exists()  # nothing saved on a refusal
+
+
+def test_get_unknown_key():
+    with pytest.raises(BadInput):
+        settings.get("colour")
+
+
+# --- the atomic writer ----------------------------------------------------------------------------
+def test_atomic_write_leaves_no_temp_files_and_sets_0600(tmp_path):
+    target = tmp_path / "new" / "file.json"
+    atomic_write(target, "hello")
+    atomic_write(target, b"bytes too")
+    assert target.read_bytes() == b"bytes too"
+    assert files_under(tmp_path) == [target]
+    if os.name == "posix":
+        assert stat.S_IMODE(target.stat().st_mode) == 0o600
+        assert stat.S_IMODE(target.parent.stat().st_mode) == 0o700
+
+
+def test_failure_mid_write_keeps_the_old_file(tmp_path, monkeypatch):
+    target = tmp_path / "file.json"
+    atomic_write(target, "old")
+
+    def broken_replace(src, dst):
+        raise OSError("disk full")
+    monkeypatch.setattr(os, "replace", broken_replace)
+    with pytest.raises(OSError, match="disk full"):
+        atomic_write(target, "new")
+    assert target.read_text() == "old"
+    assert files_under(tmp_path) == [target]
+
+
+def test_plan_history_round_trips_through_the_writer(tmp_path):
+    from app.core.plan.planner import from_dict
+    from app.core.plan.types import Plan
+    hw = Hardware((), 24 << 30, 21 << 30, 2, ("avx2",))
+    worked = Plan("llamacpp", "smollm2", "gguf", None, 8192, rung=2, reasons=("why",))
+    path = tmp_path / "h.json"
+    PlanHistory(path).record(hw, "planned", worked, limit=4096)
+    entry = PlanHistory(path).lookup(hw, "planned")
+    assert entry["limit"] == 4096 and from_dict(entry["plan"]) == Plan(
+        "llamacpp", "smollm2", "gguf", None, 8192, rung=2)        # reasons are not kept
+    assert json.loads(path.read_text(encoding="utf-8"))["fingerprint"] == "cpu:2c/24GiB"
+    PlanHistory(path).forget(hw)
+    assert PlanHistory(path).lookup(hw, "planned") is None
+    assert files_under(tmp_path) == [path]        # no fixed-name .tmp left behind
+
+
+def test_reading_memory_round_trips_through_the_writer(tmp_path):
+    path = tmp_path / "memory.json"
+    mem = ReadingMemory(path)
+    mem.record_prefill("m", 1000, 2.0)
+    mem.mark_read("m", [3, 1])
+    again = ReadingMemory(path)
+    assert again.prefill_tps("m") == 500.0 and again.was_read("m", [1, 3])
+    assert json.loads(path.read_text(encoding="utf-8"))["read"] == {"m:1,3": True}
+    assert files_under(tmp_path) == [path]
+
+
+# --- secrets --------------------------------------------------------------------------------------
+@pytest.fixture
+def file_keyring(tmp_path):
+    old = keyring.get_keyring()
+    backend = FileKeyring(tmp_path / "keyring.json")
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(old)
+
+
+@pytest.fixture
+def no_keyring():
+    old = keyring.get_keyring()
+    keyring.set_keyring(keyring.backends.fail.Keyring())
+    yield
+    keyring.set_keyring(old)
+
+
+def test_secrets_through_a_real_backend(file_keyring):
+    assert settings.get_secret("remote-api-key") is None
+    settings.set_secret("remote-api-key", "sk-123")
+    assert settings.get_secret("remote-api-key") == "sk-123"
+    assert json.loads(file_keyring.path.read_text())["Pagewise"] == {"remote-api-key": "sk-123"}
+    settings.delete_secret("remote-api-key")
+    settings.delete_secret("remote-api-key")      # already gone: no error
+    assert settings.get_secret("remote-api-key") is None
+
+
+def test_no_keyring_refuses_and_writes_nothing(no_keyring, pagewise_home, tmp_path):
+    for call in (lambda: settings.set_secret("hf-token", "hf_abc"),
+                 lambda: settings.get_secret("hf-token"),
+                 lambda: settings.delete_secret("hf-token")):
+        with pytest.raises(settings.NoKeyring) as info:
+            call()
+        assert kind_of(info.value) is FailureKind.NO_KEYRING
+        message = str(info.value)
+        assert "\n" not in message and "no keyring" in message and "plain text" in message
+    assert files_under(pagewise_home) == [] and files_under(tmp_path) == []
+
+
+def test_a_backend_with_no_priority_counts_as_none(tmp_path):
+    class Useless(FileKeyring):
+        priority = 0
+    old = keyring.get_keyring()
+    keyring.set_keyring(Useless(tmp_path / "k.json"))
+    try:
+        with pytest.raises(settings.NoKeyring):
+            settings.set_secret("x", "y")
+    finally:
+        keyring.set_keyring(old)
+    assert not (tmp_path / "k.json").exists()
