@@ -48,10 +48,13 @@ def parse_metrics(text: str) -> dict[str, float]:
 
 
 def kv_cache_usage(metrics: dict[str, float]) -> float | None:
-    """KV-cache use in 0..1 from our worker's or vLLM's metrics (names differ across versions)."""
+    """KV-cache use in 0..1 from our worker's or vLLM's /metrics (parsed {name: value}): the one
+    reader for every engine. vLLM's older versions say gpu_cache_usage_perc; despite "perc",
+    both vLLM names are fractions (1 = full)."""
     for name in ("pagewise_kv_cache_usage_ratio", "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"):
-        if name in metrics:
-            return metrics[name]
+        value = metrics.get(name)
+        if isinstance(value, (int, float)):
+            return max(0.0, min(1.0, float(value)))
     return None
 
 

@@ -116,12 +116,13 @@ def test_plan_history_round_trips_through_the_writer(tmp_path):
     from app.core.plan.planner import from_dict
     from app.core.plan.types import Plan
     hw = Hardware((), 24 << 30, 21 << 30, 2, ("avx2",))
-    worked = Plan("llamacpp", "smollm2", "gguf", None, 8192, rung=2, reasons=("why",))
+    worked = Plan(engine="llamacpp", model_id="smollm2", weights_format="gguf", max_model_len=8192,
+                  rung=2, reasons=("why",))
     path = tmp_path / "h.json"
     PlanHistory(path).record(hw, "planned", worked, limit=4096)
     entry = PlanHistory(path).lookup(hw, "planned")
     assert entry["limit"] == 4096 and from_dict(entry["plan"]) == Plan(
-        "llamacpp", "smollm2", "gguf", None, 8192, rung=2)        # reasons are not kept
+        engine="llamacpp", model_id="smollm2", weights_format="gguf", max_model_len=8192, rung=2)  # no reasons kept
     assert json.loads(path.read_text(encoding="utf-8"))["fingerprint"] == "cpu:2c/24GiB"
     PlanHistory(path).forget(hw)
     assert PlanHistory(path).lookup(hw, "planned") is None

@@ -18,7 +18,7 @@ from app.core.plan.hardware import GpuInfo, Hardware
 from app.core.plan.history import PlanHistory
 from app.core.plan.ladder import short
 from app.worker import errors
-from app.worker.client import parse_metrics
+from app.worker.client import kv_cache_usage, parse_metrics
 from app.worker.downgrade import DowngradeSwitch, NoEngineStarted
 from app.worker.engines import llamacpp, vllm
 from app.worker.supervisor import Supervisor, probe
@@ -106,7 +106,8 @@ def test_ordinary_output_is_not_a_failure():
 
 # --- launch spec ---------------------------------------------------------------------------------------
 def _plan(**kw):
-    base = P.Plan("vllm", Q7, "awq", 0.92, 131072, yarn_factor=4.0, devices=(1,))
+    base = P.Plan(engine="vllm", model_id=Q7, weights_format="awq", gpu_memory_utilization=0.92,
+                  max_model_len=131072, yarn_factor=4.0, devices=(1,))
     return P.from_dict({**P.to_dict(base), **kw})
 
 
@@ -141,9 +142,9 @@ def test_launch_spec_native_context_has_no_rope_override(tmp_path):
 def test_kv_cache_usage_from_metrics():
     text = ('# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.\n'
             'vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.25\n')
-    assert vllm.kv_cache_usage(parse_metrics(text)) == 0.25
-    assert vllm.kv_cache_usage(parse_metrics('vllm:gpu_cache_usage_perc{model_name="m"} 0.5\n')) == 0.5
-    assert vllm.kv_cache_usage({"pagewise_kv_cache_usage_ratio": 0.1}) is None
+    assert kv_cache_usage(parse_metrics(text)) == 0.25
+    assert kv_cache_usage(parse_metrics('vllm:gpu_cache_usage_perc{model_name="m"} 0.5\n')) == 0.5
+    assert kv_cache_usage({"vllm:kv_cache_usage_perc": 1.5}) == 1.0       # clamped
 
 
 # --- the switch, with child processes ----------------------------------------------------------------------

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import copy
-import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -48,21 +47,9 @@ def answer_chars(lang: str, answer_tokens: int, chars_per_token: float | None = 
     return max(50, min(2000, int(answer_tokens * ANSWER_SHARE * ratio) // 50 * 50))
 
 
-def bounded_text(max_chars: int) -> dict:
-    """A JSON string of at most `max_chars` characters that strict JSON parsers accept: no
-    control characters (RFC 8259), and no quote or backslash, so no escapes are needed.
-    A pattern, not maxLength: under maxLength xgrammar (vLLM) allows raw tabs and control
-    characters and llama-cpp-python raw newlines; both honour this regex (xgrammar ignores
-    maxLength beside a pattern, so the bound lives in the regex)."""
-    return {"type": "string", "pattern": f'^[^"\\\\\\x00-\\x1f]{{0,{max_chars}}}$'}
-
-
-_BOUND = re.compile(r"\{0,(\d+)\}\$$")
-
-
 def answer_bound(schema: dict) -> int:
     """The answer's character bound in a schema made by answer_schema."""
-    return int(_BOUND.search(schema["properties"]["answer"]["pattern"]).group(1))
+    return schema["properties"]["answer"]["maxLength"]
 
 
 def answer_schema(quotes: list[str], max_chars: int) -> dict:
@@ -71,7 +58,7 @@ def answer_schema(quotes: list[str], max_chars: int) -> dict:
     both engines (llama.cpp, vLLM) generate under."""
     schema = copy.deepcopy(ANSWER_SCHEMA)
     props = schema["properties"]
-    props["answer"] = bounded_text(max_chars)
+    props["answer"]["maxLength"] = max_chars
     if quotes:
         props["citations"]["items"]["properties"]["quote"] = {"enum": list(quotes)}
     return schema

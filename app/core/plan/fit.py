@@ -115,9 +115,11 @@ def vllm_plan_for(spec: ModelSpec, hw: Hardware, need: int | None = None, *, uti
     if ctx < want:     # memory, not the document or the model, set the limit
         note = (f"{fmt_tokens(limit)} would need {fmt_gb(vllm_budget_needed(spec, limit, tp, fp8))}"
                 + " per GPU" * (tp > 1) + f", {fmt_gb(fit.util * total)} usable")
-    return Plan("vllm", spec.id, "awq", fit.util, ctx, 0, "fp8" if fp8 else "auto", tp, eager,
-                True, True, tuple(reasons), 0, yarn, tuple(g.index for g in used), fit.kv_tokens,
-                gpu_label(used), note, need or 0)
+    return Plan(engine="vllm", model_id=spec.id, weights_format="awq", gpu_memory_utilization=fit.util,
+                max_model_len=ctx, kv_cache_dtype="fp8" if fp8 else "auto", tensor_parallel=tp,
+                enforce_eager=eager, reasons=tuple(reasons), yarn_factor=yarn,
+                devices=tuple(g.index for g in used), kv_tokens=fit.kv_tokens, hardware=gpu_label(used),
+                note=note, need_tokens=need or 0)
 
 
 def llama_plan_for(spec: ModelSpec, hw: Hardware, need: int | None = None, *, cpu: bool = False,
@@ -135,16 +137,17 @@ def llama_plan_for(spec: ModelSpec, hw: Hardware, need: int | None = None, *, cp
         reasons = [f"context {fmt_tokens(ctx)} fits {gib(hw.ram_available_bytes)} GB of available RAM"
                    if hw.ram_available_bytes else f"context {fmt_tokens(ctx)}"]
         label = f"{hw.cpu_cores}-core CPU" if hw.gpus else "no NVIDIA GPU"
-        return Plan("llamacpp", spec.id, "gguf", None, ctx, 0, reasons=tuple(reasons), hardware=label,
-                    kv_tokens=ctx, need_tokens=need or 0)
+        return Plan(engine="llamacpp", model_id=spec.id, weights_format="gguf", max_model_len=ctx,
+                    reasons=tuple(reasons), hardware=label, kv_tokens=ctx, need_tokens=need or 0)
     gpu = max(hw.gpus, key=lambda g: g.free_bytes)
     layers = llama_gpu_layers(spec, gpu.free_bytes, want) if ngl is None else ngl
     if layers == 0:
         return None
     shown = "all" if layers == -1 else f"{layers} of {spec.layers}"
     reasons = [f"{shown} layers on the GPU ({gib(gpu.free_bytes)} GB free), context {fmt_tokens(want)}"]
-    return Plan("llamacpp", spec.id, "gguf", None, want, layers, reasons=tuple(reasons),
-                devices=(gpu.index,), hardware=gpu_label([gpu]), kv_tokens=want, need_tokens=need or 0)
+    return Plan(engine="llamacpp", model_id=spec.id, weights_format="gguf", max_model_len=want,
+                n_gpu_layers=layers, reasons=tuple(reasons), devices=(gpu.index,),
+                hardware=gpu_label([gpu]), kv_tokens=want, need_tokens=need or 0)
 
 
 def cpu_budget_b(hw: Hardware) -> float:

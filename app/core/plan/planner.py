@@ -48,7 +48,7 @@ def make_plan(hw: Hardware, catalogue: Catalogue, need_tokens: int | None = None
     need = need_cap(need_tokens)
     if remote is not None:
         ctx = min(getattr(remote, "context", 32768) or 32768, need or 1 << 30)
-        return Plan("remote", remote.model, "remote", None, ctx,
+        return Plan(engine="remote", model_id=remote.model, weights_format="remote", max_model_len=ctx,
                     reasons=(f"remote endpoint {remote.base_url} configured: no local engine",),
                     hardware="remote endpoint", base_url=remote.base_url, need_tokens=need or 0)
     have = (lambda s: True) if available is None else available

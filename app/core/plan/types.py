@@ -19,12 +19,13 @@ class RemoteEndpoint:
     context: int = 32768
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Plan:
+    """Built with keywords only: 19 fields are too many to pass by position."""
     engine: str                          # "vllm" | "llamacpp" | "remote"
     model_id: str
     weights_format: str                  # "awq" | "gguf" | "remote"
-    gpu_memory_utilization: float | None
+    gpu_memory_utilization: float | None = None   # vLLM only
     max_model_len: int
     n_gpu_layers: int = 0                # llama.cpp: -1 all, 0 CPU
     kv_cache_dtype: str = "auto"         # "auto" | "fp8"

@@ -177,6 +177,7 @@ def server_args(plan: Plan, model_path: Path, served_name: str, host: str, port:
         args += ["--tensor-parallel-size", str(plan.tensor_parallel)]
     if plan.enforce_eager:
         args.append("--enforce-eager")
+    args += ["--structured-outputs-config", STRUCTURED_OUTPUTS]
     args += ["--max-num-seqs", str(MAX_NUM_SEQS), "--max-num-batched-tokens", str(MAX_BATCHED_TOKENS),
              "--enable-prompt-tokens-details"]    # usage reports cached_tokens, as our worker does
     args.append("--enable-prefix-caching" if plan.enable_prefix_caching else "--no-enable-prefix-caching")
@@ -186,6 +187,14 @@ def server_args(plan: Plan, model_path: Path, served_name: str, host: str, port:
         args += ["--hf-overrides", _yarn_override(plan, model_path)]
     return args
 
+
+# JSON answers through llguidance, not vLLM's default xgrammar: xgrammar's rule for a string with
+# maxLength is `[^"\\\r\n]{0,N}`, so a model could write raw tabs and control characters that strict
+# JSON parsers refuse (and its regex route fails to compile for bounds over ~128 characters);
+# llguidance keeps strings strict and honours the bound. Compact JSON: with "any whitespace" the
+# 135M model put blank lines between JSON tokens. llguidance ships with vLLM's CPU build and is in
+# the GPU recipe's wheels (1.7.6).
+STRUCTURED_OUTPUTS = '{"backend": "guidance", "disable_any_whitespace": true}'
 
 # One desktop user: a few sequences at a time. vLLM's own defaults size the batch for a server
 # (on cards ≥ 70 GiB: 8192 batched tokens, 1024 sequences), which costs activation memory the
@@ -233,13 +242,3 @@ def launch_spec(plan: Plan, model_path: Path, served_name: str, *, host: str = "
                       ready_timeout_s=ready_timeout_s, stall_timeout_s=stall_timeout_s,
                       description=f"vLLM, {util}{plan.max_model_len // 1024}K context{extras}",
                       extra={"port": port, "plan_rung": plan.rung, "max_model_len": plan.max_model_len})
-
-
-def kv_cache_usage(metrics: dict) -> float | None:
-    """KV-cache use in 0..1 from vLLM's /metrics (parsed {name: value}); older versions name it
-    gpu_cache_usage_perc. Despite "perc", both are fractions (1 = full)."""
-    for name in ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"):
-        value = metrics.get(name)
-        if isinstance(value, (int, float)):
-            return max(0.0, min(1.0, float(value)))
-    return None
