@@ -24,10 +24,14 @@ ANSWER_SCHEMA = {
                     "quote": {"type": "string"},
                 },
                 "required": ["doc", "page", "quote"],
+                "additionalProperties": False,
             },
         },
     },
     "required": ["answer", "citations"],
+    # Said outright: JSON Schema allows other keys by default, and llguidance (vLLM) honours
+    # that, so the model filled citations with "id", "title", "author", … to the token limit.
+    "additionalProperties": False,
 }
 
 # The answer string is bounded so that a rambling or looping model still reaches its
