@@ -67,13 +67,14 @@ def build_hf_smollm2(python: str) -> Path:
 
 
 # Fault injection for a CPU this machine is not: PAGEWISE_TEST_HIDE_AVX512=1 makes torch (and so
-# vLLM's CpuPlatform.import_kernels) in the vLLM child see no AVX-512, so it loads its _C_AVX2
+# vLLM's CpuPlatform.import_kernels) in the vLLM child see no AVX-512 and no AMX, so it loads its _C_AVX2
 # kernels, as on an AVX2-only EPYC. A sitecustomize on the child's PYTHONPATH does it, in the API
 # server and in the EngineCore process it spawns alike.
 HIDE_AVX512 = "PAGEWISE_TEST_HIDE_AVX512"
 _HIDE_SITE = """import torch.cpu
-torch.cpu._is_avx512_supported = lambda: False
-torch.cpu._is_avx512_bf16_supported = lambda: False
+for name in ("_is_avx512_supported", "_is_avx512_bf16_supported", "_is_avx512_vnni_supported",
+             "_is_amx_tile_supported", "_is_amx_fp16_supported"):   # an AVX2 EPYC has none of them
+    setattr(torch.cpu, name, lambda: False)
 """
 
 
