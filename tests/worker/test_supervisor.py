@@ -213,17 +213,23 @@ def test_restart_budget_resets_after_a_stable_run():
     assert policy.should_restart(up_for_s=11, reason="crash after a long stable run")
 
 
-def test_failed_restarts_count_against_the_limit():
-    """Crash, then the relaunch itself fails for a reason a retry may cure: give up after the limit."""
-    gave_up = []
+def _crash_then_relaunch_fails_with(line: str) -> tuple[ManagedWorker, list[str]]:
+    """A worker that crashes on its first request; every relaunch prints `line` and exits 1.
+    Returns it once the policy gave up, with what it said then."""
+    gave_up: list[str] = []
     specs = iter([fake_spec("--crash-after", "0")] +
-                 [fake_spec("--print", "something odd happened", "--exit-code", "1",
-                            classify=llamacpp.classify) for _ in range(5)])
+                 [fake_spec("--print", line, "--exit-code", "1", classify=llamacpp.classify) for _ in range(5)])
     worker = ManagedWorker(lambda: next(specs), RestartPolicy(limit=3, on_give_up=gave_up.append))
     worker.start()
     with pytest.raises(errors.WorkerDied):
         worker.client().chat([{"role": "user", "content": "ping"}])
     assert wait_for(lambda: gave_up, 15)
+    return worker, gave_up
+
+
+def test_failed_restarts_count_against_the_limit():
+    """Crash, then the relaunch itself fails for a reason a retry may cure: give up after the limit."""
+    worker, gave_up = _crash_then_relaunch_fails_with("something odd happened")
     assert "something odd" in gave_up[0] and worker.policy.restarts == 3
     worker.stop()
 
@@ -231,15 +237,7 @@ def test_failed_restarts_count_against_the_limit():
 def test_a_restart_that_runs_out_of_memory_is_left_to_the_ladder():
     """The relaunch fails with a kind a restart of the same plan cannot cure (out of memory):
     the policy gives up at once, by the failure's kind, instead of trying the same plan again."""
-    gave_up = []
-    specs = iter([fake_spec("--crash-after", "0")] +
-                 [fake_spec("--print", "cudaMalloc failed: out of memory", "--exit-code", "1",
-                            classify=llamacpp.classify) for _ in range(5)])
-    worker = ManagedWorker(lambda: next(specs), RestartPolicy(limit=3, on_give_up=gave_up.append))
-    worker.start()
-    with pytest.raises(errors.WorkerDied):
-        worker.client().chat([{"role": "user", "content": "ping"}])
-    assert wait_for(lambda: gave_up, 15)
+    worker, gave_up = _crash_then_relaunch_fails_with("cudaMalloc failed: out of memory")
     assert gave_up[0].startswith("not restarted (oom)") and worker.policy.restarts == 1
     worker.stop()
 
