@@ -17,7 +17,7 @@ if [ "$(uname -m)" = x86_64 ]; then
   if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo && grep -qw f16c /proc/cpuinfo; then
     LLAMA_CPU="-DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
   else
-    LLAMA_CPU="-DGGML_AVX2=OFF -DGGML_FMA=OFF -DGGML_F16C=OFF -DGGML_BMI2=OFF"
+    LLAMA_CPU="-DGGML_AVX=OFF -DGGML_AVX2=OFF -DGGML_FMA=OFF -DGGML_F16C=OFF -DGGML_BMI2=OFF"   # SSE only
   fi
 fi
 export CMAKE_ARGS="${CMAKE_ARGS:-$LLAMA_BASE $LLAMA_CPU}"

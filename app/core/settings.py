@@ -83,10 +83,15 @@ def _fsync_dir(folder: Path) -> None:
 
 
 # --- values ---------------------------------------------------------------------------------------
-def _coerce(key: str, value: object) -> object:
-    """`value` (text from the command line, or what TOML gave) as the field's type; BadInput if not."""
+def _known(key: str) -> str:
     if key not in KEYS:
         raise BadInput(f"unknown setting {key!r} (known: {', '.join(KEYS)})")
+    return key
+
+
+def _coerce(key: str, value: object) -> object:
+    """`value` (text from the command line, or what TOML gave) as the field's type; BadInput if not."""
+    _known(key)
     text = value.strip() if isinstance(value, str) else value
     if key == "engine":
         if text not in ENGINES:
@@ -149,9 +154,7 @@ def save(settings: Settings) -> None:
 
 
 def get(key: str) -> object:
-    if key not in KEYS:
-        raise BadInput(f"unknown setting {key!r} (known: {', '.join(KEYS)})")
-    return getattr(load(), key)
+    return getattr(load(), _known(key))
 
 
 def set_value(key: str, text: str) -> Settings:

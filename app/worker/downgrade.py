@@ -79,10 +79,6 @@ class DowngradeSwitch:
             except (errors.WorkerError, catalogue_models.ModelNotAvailable) as exc:
                 failures.append((plan, exc))
                 too_many = tries[(plan.engine, plan.model_id)] >= MAX_TRIES_PER_MODEL
-                if failure_kind(exc) is FailureKind.PORT_IN_USE and not too_many:
-                    # another program took the free port first: the same plan on a new port
-                    self._say(f"{short(plan)}: port taken by another program; retrying on a new one")
-                    continue
                 nxt = next_rung(plan, Failure(FailureKind.NEXT_MODEL) if too_many else exc, self.hw,
                                 self.catalogue, available=self.available)
                 self._say(nxt.reasons[-1] if nxt else f"{short(plan)} failed: {exc}; nothing left to try")

@@ -305,3 +305,14 @@ def test_history_forgets_on_hardware_change(cat, tmp_path):
     assert history.lookup(hw, plan.model_id) is not None         # still there for the 4090
     history.record(other, plan.model_id, P.make_plan(other, cat))
     assert history.lookup(hw, plan.model_id) is None             # replaced by the new machine
+
+
+def test_a_port_race_retries_the_same_plan(cat):
+    """Another program took the free port between our pick and the engine's bind: the ladder keeps
+    the plan (same rung, same settings) and says why; it is not a reason to step down."""
+    hw = card(*RTX4090)
+    plan = P.make_plan(hw, cat)
+    again = P.next_rung(plan, "port_in_use", hw, cat)
+    assert again.rung == plan.rung and again.max_model_len == plan.max_model_len
+    assert again.gpu_memory_utilization == plan.gpu_memory_utilization and again.model_id == plan.model_id
+    assert "port taken" in again.reasons[-1]

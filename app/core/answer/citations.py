@@ -12,7 +12,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from app.core.textnorm import CJK_CLASS, drop_cjk_spaces, join_hyphenation, normalize
+from app.core.textnorm import cjk_count, drop_cjk_spaces, join_hyphenation, normalize
 
 NEAR_MATCH = 0.88      # SequenceMatcher ratio accepted as "the same words, small slips"
 MIN_QUOTE_CHARS = 4
@@ -62,7 +62,6 @@ def _near_match(quote_n: str, page_n: str) -> str | None:
 
 _PAGE_MARK = re.compile(r"^(?:\[doc \d+, p\. \d+\]|=== doc \d+: .*===)$", re.M)
 _SENTENCE_END = re.compile(r"(?<=[.;:!?])\s+|(?<=[。；！？])")
-_CJK_CHAR = re.compile(f"[{CJK_CLASS}]")
 
 
 @functools.lru_cache(maxsize=4)      # follow-up questions send the same context
@@ -77,7 +76,7 @@ def quotable(context: str) -> tuple[str, ...]:
         text = drop_cjk_spaces(" ".join(join_hyphenation(block).split()))
         for sentence in _SENTENCE_END.split(text):
             sentence = _cut(sentence.strip())
-            cjk = len(_CJK_CHAR.findall(sentence))
+            cjk = cjk_count(sentence)
             if cjk >= 6 or (len(sentence.split()) >= 4 and len(sentence) >= 12):
                 out[sentence] = None
                 if len(out) > MAX_QUOTABLE:
@@ -86,7 +85,7 @@ def quotable(context: str) -> tuple[str, ...]:
 
 
 def _cut(sentence: str) -> str:
-    if len(_CJK_CHAR.findall(sentence)) > len(sentence) // 2:
+    if cjk_count(sentence) > len(sentence) // 2:
         return sentence[:QUOTE_CJK_CHARS]
     words = sentence.split(" ")
     return " ".join(words[:QUOTE_WORDS])

@@ -11,7 +11,8 @@ import re
 from dataclasses import dataclass, replace
 
 from app.core.failures import FailureKind
-from app.core.failures import FailureKind as K
+
+K = FailureKind              # short name for the rules below
 from app.core.models.catalogue import Catalogue, ModelSpec
 from app.core.plan.fit import (
     pick_cpu,
@@ -170,6 +171,9 @@ def next_rung(plan: Plan, failure, hw: Hardware, catalogue: Catalogue, available
     if plan.engine == "remote":
         return None
     kind = failure_kind(failure)
+    if kind is K.PORT_IN_USE:        # another program took the free port first: not the plan's fault
+        return replace(plan, reasons=plan.reasons + (f"{short(plan)}: port taken by another program "
+                                                     "→ retry on a new port",))
     spec = catalogue.get(plan.model_id)
     step = _vllm_next if plan.engine == "vllm" else _llama_next
     return _step(plan, step(plan, spec, kind, failure, hw, catalogue, available), kind, failure)

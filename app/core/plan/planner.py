@@ -16,17 +16,11 @@ from app.core.plan.fit import with_reasons as _with
 from app.core.plan.hardware import Hardware
 from app.core.plan.ladder import ladder, next_rung  # noqa: F401  (the planner's public API)
 from app.core.plan.memory import fmt_tokens, round_up_context
-from app.core.plan.types import (  # noqa: F401  (re-exported: callers name them planner.X)
-    CPU_PARAMS_PER_CORE,
-    DEFAULT_TARGET,
+from app.core.plan.types import (
     ENGINE_NAMES,
-    FP8_KV_MIN_CC,
-    MIN_LLAMA_CONTEXT,
-    MIN_VLLM_CONTEXT,
     NEED_FLOOR,
-    VLLM_MIN_CC,
     Plan,
-    RemoteEndpoint,
+    RemoteEndpoint,  # noqa: F401  (callers name it planner.RemoteEndpoint)
 )
 
 
