@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -26,22 +27,31 @@ def _parser() -> argparse.ArgumentParser:
 
     ask = sub.add_parser("ask", help="answer a question about PDF files, with verified citations")
     ask.add_argument("files", nargs="+")
-    ask.add_argument("-q", "--question", required=True)
-    ask.add_argument("--password", help="password of an encrypted PDF")
+    ask.add_argument("-q", "--question", required=True, action="append",
+                     help="a question; give -q again for follow-ups in the same conversation")
+    _add_password(ask)
     ask.add_argument("--model", help="model id from models.toml (default: the plan's choice)")
     ask.add_argument("--mode", choices=["auto", "whole", "retrieval"], default="auto")
+    ask.add_argument("--threads", type=int, help="CPU threads for llama.cpp (default: the setting, else all cores)")
     ask.add_argument("--json", action="store_true")
+
+    rd = sub.add_parser("read", help="read documents whole ahead of the questions (kept for later answers)")
+    rd.add_argument("files", nargs="+")
+    _add_password(rd)
+    rd.add_argument("--model", help="model id from models.toml (default: the plan's choice)")
+    rd.add_argument("--threads", type=int)
+    rd.add_argument("--json", action="store_true")
 
     ret = sub.add_parser("retrieve", help="the best pages for a question (no model needed)")
     ret.add_argument("files", nargs="+")
     ret.add_argument("-q", "--question", required=True)
     ret.add_argument("-k", type=int, default=5)
-    ret.add_argument("--password")
+    _add_password(ret)
     ret.add_argument("--json", action="store_true")
 
     idx = sub.add_parser("index", help="ingest PDF files into the library")
     idx.add_argument("files", nargs="+")
-    idx.add_argument("--password")
+    _add_password(idx)
     idx.add_argument("--no-dense", dest="dense", action="store_false",
                      help="skip the search vectors (multilingual-e5-small; ~0.3 s a page on a CPU)")
     idx.add_argument("--json", action="store_true")
@@ -72,15 +82,78 @@ def _parser() -> argparse.ArgumentParser:
     mv = msub.add_parser("verify")
     mv.add_argument("id")
     mv.add_argument("--json", action="store_true")
-    mi = msub.add_parser("import")
+    mi = msub.add_parser("import", help="a local GGUF file or AWQ folder, checked, then listed and usable")
     mi.add_argument("path")
+    mi.add_argument("--id", help="the model's id (default: from the file name)")
     mi.add_argument("--json", action="store_true")
+    mr = msub.add_parser("remove", help="delete a downloaded or imported model")
+    mr.add_argument("id")
+    mr.add_argument("--json", action="store_true")
+
+    st = sub.add_parser("settings", help="read and change settings; secrets go to the OS keyring")
+    ssub = st.add_subparsers(dest="settings_command", required=True)
+    sg = ssub.add_parser("get", help="one setting, or all of them")
+    sg.add_argument("key", nargs="?")
+    sg.add_argument("--json", action="store_true")
+    ss = ssub.add_parser("set")
+    ss.add_argument("key")
+    ss.add_argument("value")
+    ss.add_argument("--json", action="store_true")
+    sx = ssub.add_parser("set-secret", help="a secret read from stdin, kept in the OS keyring only")
+    sx.add_argument("name")
+    sx.add_argument("--json", action="store_true")
+
+    rev = sub.add_parser("review", help="a whole-document task; map-reduce over page groups when "
+                         "the documents do not fit (app/commands_review.py)")
+    rev.add_argument("files", nargs="+")
+    rev.add_argument("--template", choices=["contract", "deadlines", "risks", "summary"], required=True)
+    _add_password(rev)
+    rev.add_argument("--model")
+    rev.add_argument("--group-pages", type=int, default=5, help="pages per part (default 5)")
+    rev.add_argument("--parts", action="store_true", help="read by parts even when everything fits")
+    rev.add_argument("--json", action="store_true")
+
+    lib = sub.add_parser("library", help="the documents in the library (app/commands_library.py)")
+    lsub = lib.add_subparsers(dest="library_command", required=True)
+    ll = lsub.add_parser("list")
+    ll.add_argument("--json", action="store_true")
+    lr = lsub.add_parser("remove", help="forget a document, its history and cached state")
+    lr.add_argument("id", type=int)
+    lr.add_argument("--json", action="store_true")
     return p
 
 
-def _setup_logging() -> Path:
+PASSWORD_ENV = "PAGEWISE_PDF_PASSWORD"
+
+
+def _add_password(parser: argparse.ArgumentParser) -> None:
+    """--password (shows in `ps` to every user of the machine), or --password-stdin, or the
+    PAGEWISE_PDF_PASSWORD environment variable (readable by this user's processes only)."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--password", help="password of an encrypted PDF; visible to other users in `ps`: "
+                                          f"prefer --password-stdin or ${PASSWORD_ENV}")
+    group.add_argument("--password-stdin", action="store_true",
+                       help="read the PDF's password from the first line of standard input")
+
+
+def _read_password(args) -> None:
+    if not hasattr(args, "password"):
+        return
+    if args.password_stdin:
+        args.password = sys.stdin.readline().rstrip("\r\n")
+    elif args.password is None and os.environ.get(PASSWORD_ENV):
+        args.password = os.environ[PASSWORD_ENV]
+
+
+def _setup_logging() -> Path | None:
     log_file = paths.log_dir() / "pagewise.log"
-    handler = logging.FileHandler(log_file, encoding="utf-8")
+    try:   # 0600: the log names documents and questions; an unwritable folder is no reason to stop
+        handler = logging.FileHandler(paths.private_file(log_file), encoding="utf-8")
+    except OSError as exc:
+        print(f"pagewise: warning: cannot write the log {log_file} ({exc.strerror or exc}); "
+              "continuing without it", file=sys.stderr)
+        logging.getLogger().addHandler(logging.NullHandler())   # that one line, not one per later warning
+        return None
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.addHandler(handler)
@@ -97,6 +170,7 @@ def _emit(args, data: dict, human: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    _read_password(args)
     log_file = _setup_logging()
     command = args.command or "gui"
     try:

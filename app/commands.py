@@ -28,7 +28,15 @@ def _add_all(lib, files: list[str], password: str | None, quiet: bool = False):
     infos = []
     for f in files:
         infos.append(lib.add(f, password=password, progress=_progress_printer(Path(f).name, quiet)))
+        _print_warnings(f, infos[-1].warnings)
     return infos
+
+
+def _print_warnings(name: str, warnings) -> None:
+    """Ingestion warnings (pages that lost text, repairs) on stderr, even with --json:
+    damaged text is never silent (issue 15.6)."""
+    for w in warnings:
+        print(f"{name}: warning: {w}", file=sys.stderr, flush=True)
 
 
 def cmd_index(args):
@@ -38,6 +46,7 @@ def cmd_index(args):
         start = time.perf_counter()
         info = lib.add(f, password=args.password, progress=_progress_printer(Path(f).name, args.json))
         secs = time.perf_counter() - start
+        _print_warnings(f, info.warnings)
         chunks = len(lib.chunks(info.id))
         rows.append({"doc": f, "id": info.id, "pages": info.page_count, "chunks": chunks,
                      "lang": info.lang, "seconds": round(secs, 3), "warnings": list(info.warnings)})
@@ -69,24 +78,107 @@ def cmd_retrieve(args):
 
 
 def cmd_ask(args):
+    """One or more questions (`-q` again and again) in one conversation and one engine start."""
+    from app.core.answer import qa
+    from app.core.answer.conversation import Conversation
+    from app.worker.runtime import EngineRuntime
+
+    lib = _library()
+    infos = _add_all(lib, args.files, args.password, quiet=args.json)
+    refs = [qa.DocRef(n, i.id, f) for n, (i, f) in enumerate(zip(infos, args.files), start=1)]
+    runtime = EngineRuntime(model_id=args.model, on_status=None if args.json else _status_printer(),
+                            threads=getattr(args, "threads", None))
+    vectors = _VectorsWhileStarting(lib, [i.id for i in infos], quiet=args.json)
+    questions = args.question if isinstance(args.question, list) else [args.question]
+    answers = []
+    try:
+        runtime.start()
+        vectors.finish()
+        mode = {"whole": "whole-document"}.get(args.mode, args.mode)
+        conv = Conversation()
+        for question in questions:
+            line = ReadingLine(quiet=args.json)
+            answer = runtime.ask(lib, refs, question, mode=mode, conversation=conv,
+                                 on_reading=line.reading, on_progress=line.progress)
+            line.done()
+            answers.append(answer)
+            lib.add_exchange([i.id for i in infos], question, _json(answer.to_dict()))
+    finally:
+        runtime.stop()
+    if len(answers) == 1:
+        return answers[0].to_dict(), _format_answer(answers[0])
+    human = "\n\n".join(f"Q{n}: {q}\n{_format_answer(a)}" for n, (q, a) in enumerate(zip(questions, answers), 1))
+    return {"answers": [a.to_dict() for a in answers]}, human
+
+
+def cmd_read(args):
+    """Read whole documents ahead of the questions (their KV state is kept): later questions
+    about them are answered whole-document at once."""
     from app.core.answer import qa
     from app.worker.runtime import EngineRuntime
 
     lib = _library()
     infos = _add_all(lib, args.files, args.password, quiet=args.json)
     refs = [qa.DocRef(n, i.id, f) for n, (i, f) in enumerate(zip(infos, args.files), start=1)]
-    runtime = EngineRuntime(model_id=args.model,
-                            on_status=None if args.json else _status_printer())
-    vectors = _VectorsWhileStarting(lib, [i.id for i in infos], quiet=args.json)
+    runtime = EngineRuntime(model_id=args.model, on_status=None if args.json else _status_printer(),
+                            threads=getattr(args, "threads", None))
+    line = ReadingLine(quiet=args.json, what="reading the document")
     try:
         runtime.start()
-        vectors.finish()
-        mode = {"whole": "whole-document"}.get(args.mode, args.mode)
-        answer = runtime.ask(lib, refs, args.question, mode=mode)
+        result = runtime.read(lib, refs, on_progress=line.progress)
     finally:
+        line.done()
         runtime.stop()
-    lib.add_exchange([i.id for i in infos], args.question, _json(answer.to_dict()))
-    return answer.to_dict(), _format_answer(answer)
+    names = ", ".join(Path(f).name for f in args.files)
+    human = (f"{names}: already read ({result['tokens']:,} tokens); questions use the whole document"
+             if result.get("already") else
+             f"{names}: read {result['tokens']:,} tokens in {result['seconds']:.1f} s; "
+             "questions about it are now answered from the whole document")
+    return result, human
+
+
+class ReadingLine:
+    """What the engine reads and how far it is, on stderr: "[reading] 2,100 new tokens of 4
+    passages ≈ 9 s", then "reading the passages: 45% · 6 s left" (one line redrawn on a
+    terminal, a line every tenth otherwise)."""
+
+    def __init__(self, quiet: bool, what: str = "reading the passages"):
+        import time
+        self.quiet, self.what, self.clock = quiet, what, time.perf_counter
+        self.began = self.clock()
+        self.first: tuple[float, int] | None = None
+        self.shown = -1
+        self.tty = sys.stderr.isatty()
+        self.drawn = False
+
+    def reading(self, r) -> None:
+        if r.mode == "whole-document":
+            self.what = "reading the documents"
+        if not self.quiet:
+            print(f"[reading] {r.line()}", file=sys.stderr, flush=True)
+
+    def progress(self, done: int, total: int) -> None:
+        if self.quiet or total <= 0:
+            return
+        now = self.clock()
+        if self.first is None:
+            self.first = (now, done)
+            return
+        pct = int(100 * done / total)
+        rate = (done - self.first[1]) / max(now - self.first[0], 1e-6)
+        left = f" · {(total - done) / rate:.0f} s left" if rate > 0 and done < total else ""
+        text = f"{self.what}: {pct}%{left}"
+        if self.tty:
+            print(f"\r{text:<60}", end="", file=sys.stderr, flush=True)
+            self.drawn = True
+        elif pct // 10 != self.shown // 10 or pct == 100:
+            print(text, file=sys.stderr, flush=True)
+        self.shown = pct
+
+    def done(self) -> None:
+        if self.drawn:
+            print(file=sys.stderr, flush=True)
+            self.drawn = False
 
 
 class _VectorsWhileStarting:
@@ -168,15 +260,46 @@ def cmd_doctor(args):
     hw = hardware.probe()
     cat = models.load_catalogue()
     chosen = planner.make_plan(hw, cat, available=models.is_available)
+    # what a start will do with what worked (or failed) here before: doctor shows that plan
+    from app.core.plan.history import PlanHistory
+    history = PlanHistory().decide(chosen, hw, cat)
+    chosen = history.plan
     engines = _engines_available()
     data = {"hardware": hardware.to_dict(hw) if hasattr(hardware, "to_dict") else hardware.describe(hw),
             "engines": engines, "plan": planner.to_dict(chosen),
             "models": [{"id": m.id, "available": models.is_available(m)} for m in cat.models]}
+    data["history"] = history.to_dict()
+    offload = _llama_gpu_offload() if engines.get("llama.cpp") else None
+    data["llama_gpu_offload"] = offload
     human = "\n".join([f"hardware: {hardware.describe(hw)}",
                        "engines: " + ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in engines.items()),
+                       *([_offload_line(offload, chosen)] if offload is not None else []),
                        f"plan: {planner.explain(chosen)}",
-                       *[f"  - {r}" for r in chosen.reasons]])
+                       *[f"  - {r}" for r in chosen.reasons if r != history.line],
+                       *([history.line] if history.line else [])])
     return data, human
+
+
+def _llama_gpu_offload() -> bool | None:
+    """Can the llama.cpp build in use put layers on a GPU? Asked in a child: loading a CUDA
+    build initialises the driver, which doctor's own process need not do. None: unknown."""
+    import subprocess
+    code = "import llama_cpp; print(bool(llama_cpp.llama_supports_gpu_offload()))"
+    try:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    last = (out.stdout.strip().splitlines() or [""])[-1]
+    return {"True": True, "False": False}.get(last)
+
+
+def _offload_line(offload: bool, plan) -> str:
+    if offload:
+        return "llama.cpp GPU offload: yes (this build can put layers on the GPU)"
+    line = "llama.cpp GPU offload: no (a CPU-only build"
+    if plan.engine == "llamacpp" and plan.n_gpu_layers:
+        line += "; the plan's GPU layers will run on the CPU"
+    return line + "; scripts/setup.sh builds it with CUDA where the CUDA toolkit's nvcc is found)"
 
 
 def _engines_available() -> dict:
@@ -212,32 +335,13 @@ def cmd_plan(args):
 
 
 def cmd_models(args):
-    from app.core.models import catalogue as models
-    cat = models.load_catalogue()
-    sub = args.models_command
-    if sub == "list":
-        rows = [{"id": m.id, "name": m.name, "format": m.format, "engine": m.engine,
-                 "size_gb": m.size_gb, "context": m.native_context, "licence": m.licence,
-                 "available": models.is_available(m), "default": m.id == cat.default_id} for m in cat.models]
-        human = "\n".join(f"{'*' if r['default'] else ' '} {r['id']:<30} {r['format']:<5} {r['size_gb']:>6.2f} GB "
-                          f"{r['context']:>6} ctx  {'installed' if r['available'] else '-':<9} {r['licence']}"
-                          for r in rows)
-        return {"models": rows}, human
-    if sub == "pull":
-        spec = cat.get(args.id)
-        path = models.pull(spec, endpoint=args.endpoint,
-                           progress=lambda m: print(m, file=sys.stderr, flush=True))
-        return {"id": spec.id, "path": str(path)}, f"{spec.id}: ready at {path}"
-    if sub == "verify":
-        spec = cat.get(args.id)
-        problems = models.verify(spec)
-        if problems:
-            raise UserError(f"{spec.id}: " + "; ".join(problems))
-        return {"id": spec.id, "ok": True}, f"{spec.id}: all files present and intact"
-    if sub == "import":
-        dest = models.import_file(Path(args.path))
-        return {"path": str(dest)}, f"imported to {dest}"
-    raise UserError(f"unknown models command {sub}")
+    from app.commands_models import cmd_models as models_command  # list|pull|verify|import|remove
+    return models_command(args)
+
+
+def cmd_settings(args):
+    from app.commands_settings import cmd_settings as settings_command  # get|set|set-secret
+    return settings_command(args)
 
 
 def cmd_gui(args):
@@ -246,3 +350,13 @@ def cmd_gui(args):
     if code:
         raise UserError(f"the desktop app exited with status {code}")
     return None, ""
+
+
+def cmd_library(args):
+    from app import commands_library
+    return commands_library.run(args)
+
+
+def cmd_review(args):
+    from app import commands_review
+    return commands_review.run(args, _add_all, _status_printer)

@@ -102,15 +102,18 @@ def ask_all(lib, ids, questions, mode: str, prefill_tps: float, repeat_penalty: 
 
 
 def _row(q: dict, ans, seconds: float) -> dict:
+    from app.core.answer.citations import with_support
     gold = {(g["doc"], g["page"]) for g in q["gold"]}
-    cites = [{"doc": c.doc, "page": c.page, "verified": c.verified, "gold": (c.doc, c.page) in gold}
-             for c in ans.citations]
+    checked = with_support(ans.citations, ans.text, q["question"])   # the second check (support.py)
+    cites = [{"doc": c.doc, "page": c.page, "verified": c.verified, "gold": (c.doc, c.page) in gold,
+              "support": c.support} for c in checked]
     return {"id": q["id"], "lang": q["lang"], "type": q["type"], "mode": ans.mode, "seconds": seconds,
             "ttft_s": ans.timing.get("ttft_s"), **{k: ans.usage.get(k, 0) for k in
                                                    ("prompt_tokens", "cached_tokens", "completion_tokens")},
             "citations": len(cites),
             "verified": sum(c["verified"] for c in cites), "gold": sum(c["gold"] for c in cites),
             "verified_gold": sum(c["verified"] and c["gold"] for c in cites),
+            "supporting": sum(c["support"] == "supports" for c in cites),
             "not_stated": ans.not_stated, "answer": ans.text[:300], "cites": cites}
 
 
@@ -129,6 +132,7 @@ def ask_summary(rows: list[dict]) -> dict:
                      "verified_share": common.ratio(sum(r["verified"] for r in rs), n_cit),
                      "gold_share": common.ratio(sum(r["gold"] for r in rs), n_cit),
                      "answered_with_verified_gold": sum(r["verified_gold"] > 0 for r in rs) / len(rs),
+                     "answered_with_supporting": sum(r.get("supporting", 0) > 0 for r in rs) / len(rs),
                      "not_stated_share": sum(r["not_stated"] for r in rs) / len(rs),
                      "median_seconds": common.median(r["seconds"] for r in rs)}
     return out
@@ -139,7 +143,8 @@ def show(ask: dict, rec: dict, seconds: float) -> list[tuple[str, bool]]:
     for name, s in ask.items():
         print(f"  {name:12s} n={s['questions']:2d} citations {s['citations']:3d}  verified {s['verified_share']:.2f}"
               f"  on a gold page {s['gold_share']:.2f}  answered with a verified gold citation "
-              f"{s['answered_with_verified_gold']:.2f}  'not stated' {s['not_stated_share']:.2f}")
+              f"{s['answered_with_verified_gold']:.2f}  with a supporting citation "
+              f"{s.get('answered_with_supporting', float('nan')):.2f}  'not stated' {s['not_stated_share']:.2f}")
     checks = []
     for setting, per_side in rec.items():
         print(f"retrieval, {setting}:")

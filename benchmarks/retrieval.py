@@ -7,10 +7,22 @@ corpus document except bad/). Page recall@1, recall@5 and MRR (a question counts
 found at rank r when any of its gold pages is at rank r), English and Chinese apart;
 comparison questions also by "both@5" (each document's gold page in the top 5);
 unanswerable questions by their top score.
+
+Every figure is reported for two halves of the questions as well (`split`): a tuning half,
+on which changes may be chosen, and a checking half, which only confirms or refutes them
+(a change is kept when the checking half agrees). The split is deterministic and
+stratified: within each (language, type) group the questions are ordered by the SHA-1 of
+their id and dealt alternately, tune first. `--table` prints per half, per language and
+per question type: in-document recall@1/@5 and library-wide recall@5 for naive page BM25,
+the app's BM25 alone and the app's default (hybrid), plus the unanswerable questions that
+`convincing()` turns away and the answerable ones it wrongly turns away.
+`--set module.NAME=value` changes a search constant for one run (ablations).
 """
 from __future__ import annotations
 
 import argparse
+import functools
+import hashlib
 import json
 import os
 import sqlite3
@@ -71,6 +83,19 @@ def evaluate(questions, ranker, ids, in_doc: bool) -> dict:
     return rows
 
 
+def split(questions: list[dict]) -> dict[str, str]:
+    """Question id → "tune" | "check": per (language, type), ordered by SHA-1 of the id,
+    dealt alternately (tune first). Deterministic, and each half has every kind."""
+    strata: dict[tuple, list[dict]] = {}
+    for q in questions:
+        strata.setdefault((q["lang"], q["type"]), []).append(q)
+    out = {}
+    for qs in strata.values():
+        for i, q in enumerate(sorted(qs, key=lambda q: hashlib.sha1(q["id"].encode()).hexdigest())):
+            out[q["id"]] = "tune" if i % 2 == 0 else "check"
+    return out
+
+
 def group(row) -> str:
     t = row["q"]["type"]
     return t if t in ("comparison", "unanswerable") else row["q"]["lang"]
@@ -97,6 +122,69 @@ def summary(rows) -> dict[str, str]:
     return out
 
 
+TYPES = ("lookup", "numeric", "definition", "cross-reference", "comparison", "cross-lingual")
+
+
+def _share(rs, test) -> str:
+    return f"{sum(1 for r in rs if test(r)) / len(rs):.2f}" if rs else "  - "
+
+
+def table(questions, runs: dict[str, dict[str, list]], halves: dict[str, str],
+          refusals: dict[str, bool] | None = None) -> str:
+    """Per half (tune / check / all), per language and question type: in-document R@1,
+    R@5 and library-wide R@5 for each ranker; `runs[ranker][setting]` are evaluate() rows
+    in dev.jsonl order. `refusals`: question id → convincing() said no (in-document)."""
+    names = list(runs)
+    head = "  ".join(f"{n[:6]:>6s} in@1 in@5 lib@5" for n in names)
+    lines = []
+    for half in ("tune", "check", "all"):
+        lines.append(f"\n-- {half} half --" if half != "all" else "\n-- both halves --")
+        lines.append(f"  {'group':16s} {'n':>3s}  {head}")
+        groups = [("all", lambda q: True), ("en", lambda q: q["lang"] == "en"),
+                  ("zh", lambda q: q["lang"] == "zh")]
+        groups += [(t, lambda q, t=t: q["type"] == t) for t in TYPES]
+        for label, test in groups:
+            keep = [i for i, q in enumerate(questions) if q["type"] != "unanswerable" and test(q)
+                    and (half == "all" or halves[q["id"]] == half)]
+            if not keep:
+                continue
+            cells = []
+            for n in names:
+                ind = [runs[n]["in-document"][i] for i in keep]
+                lib = [runs[n]["library-wide"][i] for i in keep]
+                cells.append(f"{'':6s} {_share(ind, lambda r: r['rank'] == 1)} "
+                             f"{_share(ind, lambda r: r['rank'] and r['rank'] <= 5)} "
+                             f" {_share(lib, lambda r: r['rank'] and r['rank'] <= 5)}")
+            lines.append(f"  {label:16s} {len(keep):3d}  " + "  ".join(cells))
+        if refusals:
+            for lang in ("en", "zh"):
+                qs = [q for q in questions if q["lang"] == lang and (half == "all" or halves[q["id"]] == half)]
+                un = [q for q in qs if q["type"] == "unanswerable"]
+                ans = [q for q in qs if q["type"] != "unanswerable"]
+                if un or ans:
+                    lines.append(f"  not convincing ({lang}): unanswerable detected "
+                                 f"{sum(refusals[q['id']] for q in un)}/{len(un)}, answerable wrongly "
+                                 f"refused {sum(refusals[q['id']] for q in ans)}/{len(ans)}")
+    return "\n".join(lines)
+
+
+def _apply_settings(settings: list[str], quiet: bool = False) -> list[str]:
+    """--set app.core.search.fusion.ZH=1.5: change module constants; returns the settings
+    that undo it."""
+    import importlib
+    undo = []
+    for item in settings:
+        name, value = item.split("=", 1)
+        module, attr = name.rsplit(".", 1)
+        mod = importlib.import_module(module)
+        old = getattr(mod, attr)
+        setattr(mod, attr, value.lower() in ("1", "true") if isinstance(old, bool) else type(old)(value))
+        undo.append(f"{name}={old}")
+        if not quiet:
+            print(f"set {name} = {getattr(mod, attr)!r} (was {old!r})")
+    return undo
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", type=Path, default=Path(os.environ.get(
@@ -107,7 +195,14 @@ def main(argv=None) -> None:
                     help="skip BM25 + search vectors (the app's default; the first run embeds the corpus, slow on CPU)")
     ap.add_argument("--vectors", type=Path, default=VECTOR_CACHE,
                     help="cache of chunk vectors by text hash, so reruns skip the embedding")
+    ap.add_argument("--table", action="store_true",
+                    help="per half (tune/check), per language and type: in-doc R@1/@5, library R@5")
+    ap.add_argument("--set", dest="settings", action="append", default=[], metavar="MODULE.NAME=VALUE",
+                    help="change a search constant for this run (ablations)")
+    ap.add_argument("--variant", dest="variants", action="append", default=[], metavar="NAME:M.A=V,M.B=W",
+                    help="with --table: one more hybrid column, these constants changed (repeatable)")
     args = ap.parse_args(argv)
+    _apply_settings(args.settings)
     questions = [json.loads(l) for l in (args.eval or args.corpus.parent / "eval" / "dev.jsonl")
                  .read_text(encoding="utf-8").splitlines() if l.strip()]
     with tempfile.TemporaryDirectory() as tmp:
@@ -122,6 +217,10 @@ def main(argv=None) -> None:
         rankers = {"naive": naive.search, "bm25": ours}
         if args.dense:
             rankers["hybrid"] = ours
+        if args.table:
+            print(_table_run(questions, lib, ids, rankers, args))
+            lib.close()
+            return
         for setting, in_doc in (("in-document", True), ("library-wide", False)):
             results = {}
             for name, ranker in rankers.items():
@@ -141,6 +240,43 @@ def main(argv=None) -> None:
                 _misses(evaluate(questions, ours, ids, in_doc), {v: k for k, v in ids.items()})
                 _drop_vectors(lib)
         lib.close()
+
+
+def _table_run(questions, lib: Library, ids, rankers, args) -> str:
+    """Every ranker in both settings, then the table (vectors loaded for hybrid only)."""
+    from app.core.search import dense
+    from app.core.search.evidence import convincing
+    from app.core.textnorm import language
+    if hasattr(dense._query_vector, "__wrapped__"):   # every question is asked per variant and setting
+        dense._query_vector = functools.lru_cache(maxsize=None)(dense._query_vector.__wrapped__)
+    runs: dict[str, dict[str, list]] = {}
+    refusals = None
+    variants = {}
+    for spec in args.variants:
+        vname, _, items = spec.partition(":")
+        variants[vname] = [i for i in items.split(",") if i]
+    base = "hybrid" if "hybrid" in rankers else "bm25"     # variants of the app's default
+    rankers = {**rankers, **{v: rankers[base] for v in variants}}
+    for name, ranker in rankers.items():
+        undo = _apply_settings(variants[name], quiet=True) if name in variants else []
+        if name == "hybrid":
+            _load_vectors(lib, args.vectors)
+        runs[name] = {s: evaluate(questions, ranker, ids, in_doc)
+                      for s, in_doc in (("in-document", True), ("library-wide", False))}
+        if name == base:   # the app's default: what qa.py would see
+            refusals = {q["id"]: not convincing(lib.search(q["question"], [ids[d] for d in q["docs"]], 5),
+                                                language(q["question"]), q["question"])
+                        for q in questions}
+        if args.misses:
+            print(f"\n{name} misses (in-document):")
+            _misses(runs[name]["in-document"], {v: k for k, v in ids.items()})
+        if name in variants:
+            _apply_settings(undo, quiet=True)
+        if name == "hybrid" and not variants:
+            _drop_vectors(lib)
+    for spec in args.variants:
+        print(f"variant {spec}")
+    return table(questions, runs, split(questions), refusals)
 
 
 def _load_vectors(lib: Library, cache: Path) -> None:

@@ -21,18 +21,39 @@ from app.core.failures import BadInput, FailureKind
 log = logging.getLogger(__name__)
 
 ENGINES = ("auto", "llamacpp", "vllm", "remote")
+THEMES = ("auto", "light", "dark")
 FILE_NAME = "settings.toml"
 SERVICE = "Pagewise"                    # the keyring service every secret is stored under
+CPU_FIRST_TOKEN_S, GPU_FIRST_TOKEN_S = 10.0, 3.0   # the budget when first_token_budget_s is unset
+# secrets: only ever in the OS keyring; "pdf-password:<document hash>" for remembered passwords
+SECRETS = ("hub_token", "remote_api_key")
+PDF_PASSWORD_PREFIX = "pdf-password:"
 
 
 @dataclass(frozen=True)
 class Settings:
     engine: str = "auto"                # auto | llamacpp | vllm | remote
+    threads: int = 0                    # llama.cpp CPU threads; 0 = automatic
+    context_cap: int = 0                # tokens; 0 = no cap (the plan's own limit)
+    first_token_budget_s: float | None = None   # None: 10 s on the CPU, 3 s on a GPU
+    theme: str = "auto"                 # auto (follow the system) | light | dark
+    remember_pdf_passwords: bool = False         # kept in the keyring when on
     remote_url: str = ""                # an OpenAI-compatible endpoint, for engine = "remote"
     remote_model: str = ""
-    threads: int = 0                    # 0 = automatic
-    ttft_budget_s: float = 10.0         # time to first token the plan aims for on CPU
-    gpu_ttft_budget_s: float = 3.0      # ... and on a GPU
+
+    def first_token_budget(self, on_gpu: bool) -> float:
+        if self.first_token_budget_s is not None:
+            return self.first_token_budget_s
+        return GPU_FIRST_TOKEN_S if on_gpu else CPU_FIRST_TOKEN_S
+
+    # the budget's older two names, read-only (one setting now)
+    @property
+    def ttft_budget_s(self) -> float:
+        return self.first_token_budget(on_gpu=False)
+
+    @property
+    def gpu_ttft_budget_s(self) -> float:
+        return self.first_token_budget(on_gpu=True)
 
 
 KEYS = tuple(f.name for f in fields(Settings))
@@ -51,6 +72,10 @@ def atomic_write(path: Path | str, data: bytes | str, mode: int = 0o600) -> None
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        # the mode is the temp file's before any byte is in it, whatever the umask; the rename then
+        # replaces the old file (its inode and looser mode with it): a rewrite is always `mode`
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)
             fh.flush()
@@ -89,37 +114,53 @@ def _known(key: str) -> str:
     return key
 
 
+_UNSET = ("", "auto", "default", "none")
+
+
 def _coerce(key: str, value: object) -> object:
     """`value` (text from the command line, or what TOML gave) as the field's type; BadInput if not."""
     _known(key)
     text = value.strip() if isinstance(value, str) else value
-    if key == "engine":
-        if text not in ENGINES:
-            raise BadInput(f"engine must be one of {', '.join(ENGINES)}, not {value!r}")
+    if key in ("engine", "theme"):
+        allowed = ENGINES if key == "engine" else THEMES
+        if text not in allowed:
+            raise BadInput(f"{key} must be one of {', '.join(allowed)}, not {value!r}")
         return text
     if key in ("remote_url", "remote_model"):
         if not isinstance(text, str):
             raise BadInput(f"{key} must be text, not {value!r}")
         if key == "remote_url" and text and not text.startswith(("http://", "https://")):
             raise BadInput(f"remote_url must start with http:// or https://, not {value!r}")
-        return text
-    if key == "threads":
+        return text.rstrip("/") if key == "remote_url" else text
+    if key == "remember_pdf_passwords":
+        if isinstance(text, bool):
+            return text
+        words = {"on": True, "true": True, "yes": True, "1": True,
+                 "off": False, "false": False, "no": False, "0": False}
+        if not isinstance(text, str) or text.lower() not in words:
+            raise BadInput(f"remember_pdf_passwords must be on or off, not {value!r}")
+        return words[text.lower()]
+    if key in ("threads", "context_cap"):
         try:
             if isinstance(text, bool) or isinstance(text, float):
                 raise ValueError
             number = int(text)
         except (TypeError, ValueError):
-            raise BadInput(f"threads must be a whole number (0 = automatic), not {value!r}") from None
+            raise BadInput(f"{key} must be a whole number (0 = automatic), not {value!r}") from None
         if number < 0:
-            raise BadInput(f"threads must be 0 (automatic) or more, not {number}")
+            raise BadInput(f"{key} must be 0 (automatic) or more, not {number}")
+        if key == "context_cap" and 0 < number < 2048:
+            raise BadInput(f"context_cap must be 0 (no cap) or at least 2048 tokens, not {number}")
         return number
-    # the two time budgets
+    # first_token_budget_s: seconds, or unset ("auto") for the CPU's and the GPU's defaults
+    if text is None or (isinstance(text, str) and text.lower() in _UNSET):
+        return None
     try:
         if isinstance(text, bool):
             raise ValueError
         seconds = float(text)
     except (TypeError, ValueError):
-        raise BadInput(f"{key} must be a number of seconds, not {value!r}") from None
+        raise BadInput(f"{key} must be a number of seconds (or auto), not {value!r}") from None
     if not math.isfinite(seconds) or seconds <= 0:
         raise BadInput(f"{key} must be more than 0 seconds, not {value!r}")
     return seconds
@@ -150,7 +191,8 @@ def load() -> Settings:
 
 def save(settings: Settings) -> None:
     import tomli_w  # here: only writing needs it
-    atomic_write(settings_path(), tomli_w.dumps(asdict(settings)))
+    values = {k: v for k, v in asdict(settings).items() if v is not None}   # TOML has no null: unset = absent
+    atomic_write(settings_path(), tomli_w.dumps(values))
 
 
 def get(key: str) -> object:
@@ -195,6 +237,18 @@ def _call(op, *args):
         raise NoKeyring() from None
 
 
+def check_secret_name(name: str) -> str:
+    if name in SECRETS or (name.startswith(PDF_PASSWORD_PREFIX) and len(name) > len(PDF_PASSWORD_PREFIX)):
+        return name
+    raise BadInput(f"unknown secret {name!r} (known: {', '.join(SECRETS)}, {PDF_PASSWORD_PREFIX}<document>)")
+
+
+def keyring_name() -> str:
+    """The OS keyring backend secrets go to; NoKeyring when there is none."""
+    backend = _keyring().get_keyring()
+    return f"{type(backend).__module__}.{type(backend).__name__}"
+
+
 def set_secret(name: str, value: str) -> None:
     _call(_keyring().set_password, SERVICE, name, value)
 
@@ -211,3 +265,20 @@ def delete_secret(name: str) -> None:
         _call(keyring.delete_password, SERVICE, name)
     except PasswordDeleteError:
         pass
+
+
+def remember_pdf_password(doc_key: str, password: str) -> bool:
+    """Keep a PDF's password in the keyring, only when the user turned remembering on."""
+    if not load().remember_pdf_passwords:
+        return False
+    set_secret(PDF_PASSWORD_PREFIX + doc_key, password)
+    return True
+
+
+def remembered_pdf_password(doc_key: str) -> str | None:
+    if not load().remember_pdf_passwords:
+        return None
+    try:
+        return get_secret(PDF_PASSWORD_PREFIX + doc_key)
+    except NoKeyring:
+        return None

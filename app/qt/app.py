@@ -24,6 +24,12 @@ def run_gui(files: list[str], screenshot: str | None = None, question: str | Non
     app.setApplicationName("Pagewise")
     app.setApplicationDisplayName("Pagewise")
     app.setDesktopFileName("pagewise")
+    from pathlib import Path
+
+    from PySide6.QtGui import QIcon
+    icon = Path(__file__).resolve().parents[2] / "resources" / "icons" / "pagewise-256.png"
+    if icon.is_file():
+        app.setWindowIcon(QIcon(str(icon)))
     theme.apply(app)
     # Quit when *this* window closes (not "when the last window closes", which also fires
     # a late quit into whatever event loop runs next when run_gui is called in-process).
@@ -42,6 +48,8 @@ def run_gui(files: list[str], screenshot: str | None = None, question: str | Non
         window.open_files(files, compare=compare)
     elif compare:
         window.set_compare(True)
+    elif not screenshot:       # a plain `pagewise gui`: the documents open at the last close
+        window.restore_session()
     if runner:
         runner.start()
     try:

@@ -32,6 +32,7 @@ class Entry:
     meta: str = ""                  # "retrieval · 3.1 s" or an error
     state: str = "streaming"        # streaming | done | stopped | failed
     raw: str = ""                   # what has streamed so far
+    status: str = ""                # before the first word: "reading 2,100 tokens ≈ 9 s", then its progress
 
 
 def markdown_html(text: str) -> str:
@@ -147,6 +148,13 @@ class ChatPanel(QWidget):
         if not self._render_timer.isActive():
             self._render_timer.start()
 
+    def set_status(self, text: str) -> None:
+        """What the engine does before the answer's first word (shown in place of "…")."""
+        if self.entries and self.entries[-1].state == "streaming" and not self.entries[-1].text:
+            self.entries[-1].status = text
+            if not self._render_timer.isActive():
+                self._render_timer.start()
+
     def finish(self, text: str, citations: list, meta: str) -> None:
         text, cut = readable_answer(text)
         if cut:
@@ -189,7 +197,7 @@ class ChatPanel(QWidget):
         elif entry.text:
             parts.append(f"<p>{html.escape(entry.text).replace(chr(10), '<br>')}</p>")
         elif entry.state == "streaming":
-            parts.append("<p style='color:gray'>…</p>")
+            parts.append(f"<p style='color:gray'>{html.escape(entry.status) or '…'}</p>")
         markers = " ".join(f"<a href='cite:{index}:{n}'>[{n + 1}]</a>" for n in range(len(entry.citations)))
         if markers:
             parts.append(f"<p style='margin-top:4px'>Sources: {markers}</p>")

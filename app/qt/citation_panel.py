@@ -19,6 +19,12 @@ from PySide6.QtWidgets import (
 
 VERIFIED = ("✓ verified", "verified")
 UNVERIFIED = ("⚠ unverified", "unverified")
+SUPPORTS, NOT_SUPPORTS = "supports the answer", "does not obviously support it"
+SUPPORT_TIPS = {
+    "supports": "The quote shares the answer's figures and words.",
+    "unclear": "The quote may be on topic, but its words do not show the answer's claim: read the page.",
+    "contradicts": "The quote's figures or its negation differ from the answer's: read the page.",
+}
 
 
 class CitationCard(QFrame):
@@ -33,13 +39,20 @@ class CitationCard(QFrame):
         head = QHBoxLayout()
         head.setContentsMargins(0, 0, 0, 0)
         where = QLabel(f"<b>[{index + 1}]</b> {doc_label} · p. {citation.page}", objectName="citationWhere")
-        text, kind = VERIFIED if citation.verified else UNVERIFIED
-        self.badge = QLabel(text, objectName="badge")
+        mark, kind = VERIFIED if citation.verified else UNVERIFIED
+        checked = getattr(citation, "checked", "")   # what was checked, in words (citations.py)
+        self.badge = QLabel(f"{mark[0]} {checked}" if checked else mark, objectName="badge")
         self.badge.setProperty("kind", kind)
-        self.badge.setToolTip("The quote was found on this page." if citation.verified
-                              else "The quote was not found in the document: check it yourself.")
+        self.badge.setToolTip("The quoted words are on this page (not yet a judgement of the answer)."
+                              if citation.verified else "The quote was not found in the document: check it yourself.")
         head.addWidget(where, 1)
         head.addWidget(self.badge)
+        # A second, separate check: does the quote back the answer's claim (support.py)?
+        support = getattr(citation, "support", "")
+        self.support = QLabel(SUPPORTS if citation.verified and support == "supports" else NOT_SUPPORTS,
+                              objectName="citationSupport")
+        self.support.setProperty("kind", "supports" if self.support.text() == SUPPORTS else "unclear")
+        self.support.setToolTip(SUPPORT_TIPS.get(support if citation.verified else "unclear", ""))
         quote = QLabel(f"\u201c{citation.quote}\u201d", objectName="citationQuote", wordWrap=True)
         quote.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout = QVBoxLayout(self)
@@ -47,6 +60,7 @@ class CitationCard(QFrame):
         layout.setSpacing(3)
         layout.addLayout(head)
         layout.addWidget(quote)
+        layout.addWidget(self.support)
         note = getattr(citation, "note", "")
         if note:
             layout.addWidget(QLabel(note, objectName="citationNote", wordWrap=True))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 from PySide6.QtCore import QObject, Signal
 
@@ -34,8 +35,28 @@ def _prepare(ctx, runtime, library, refs) -> bool:
     return runtime.prepare(library, refs)
 
 
-def _ask(ctx, runtime, library, refs, question: str):
-    return runtime.ask(library, refs, question, on_delta=ctx.emit, cancel=ctx.cancel_event)
+def _ask(ctx, runtime, library, refs, question: str, conversation):
+    return runtime.ask(library, refs, question, on_delta=ctx.emit, cancel=ctx.cancel_event,
+                       conversation=conversation, on_reading=ctx.emit, on_progress=ctx.progress)
+
+
+def _read(ctx, runtime, library, refs):
+    return runtime.read(library, refs, on_progress=ctx.progress, cancel=ctx.cancel_event)
+
+
+class ProgressText:
+    """Prompt progress as the user reads it: "reading the passages: 45% · 6 s left"."""
+
+    def __init__(self, what: str):
+        self.what, self.first = what, None
+
+    def __call__(self, done: int, total: int) -> str:
+        now = time.perf_counter()
+        if self.first is None:
+            self.first = (now, done)
+        rate = (done - self.first[1]) / max(now - self.first[0], 1e-6)
+        left = f" · {(total - done) / rate:.0f} s left" if rate > 0 and done < total else ""
+        return f"{self.what}: {int(100 * done / max(total, 1))}%{left}"
 
 
 class EngineController(QObject):
@@ -51,6 +72,10 @@ class EngineController(QObject):
     """An answer arrived: the question, app.core.answer.qa.Answer."""
     sig_ask_failed = Signal(str, object, bool)
     """Asking failed: the question, the exception, whether the user stopped it."""
+    sig_reading = Signal(str)
+    """Before the first word: what the engine reads and how far it is."""
+    sig_background = Signal(str)
+    """Background reading of the open documents: "reading the contract: 45%", "" when done."""
 
     def __init__(self, runtime_factory=None, parent=None) -> None:
         super().__init__(parent)
@@ -59,7 +84,9 @@ class EngineController(QObject):
         self.plan = None
         self.state = "stopped"
         self._ask_job = None
+        self._read_job = None
         self._closing = threading.Event()
+        self.conversations: dict[tuple, object] = {}   # per document set: the append-only context
 
     def start(self) -> None:
         """Start the engine in the background (probe → plan → launch)."""
@@ -98,12 +125,60 @@ class EngineController(QObject):
         return int(getattr(self.plan, "max_model_len", 0) or 0)
 
     # -- questions ------------------------------------------------------------
+    def conversation(self, refs):
+        """This document set's conversation, as it was left (also after a restart)."""
+        from app.core.answer import conversation as conversations
+        key = tuple(sorted(r.doc_id for r in refs))
+        if key not in self.conversations:
+            self.conversations[key] = conversations.load(list(key), getattr(self.plan, "model_id", ""))
+        return self.conversations[key]
+
     def ask(self, library, refs, question: str) -> None:
+        conv = self.conversation(refs)
+        progress = ProgressText("reading the passages")
+
+        def message(value) -> None:
+            if isinstance(value, str):
+                self.sig_delta.emit(value)
+            else:                                   # qa.Reading: said before the engine reads
+                progress.what = "reading the documents" if value.mode == "whole-document" else "reading the passages"
+                self.sig_reading.emit(value.line())
+
+        def done(answer) -> None:
+            self._save_conversation(conv)
+            self.sig_answer.emit(question, answer)
+
         self._ask_job = workers.run(
-            _ask, self.runtime, library, refs, question,
-            on_message=self.sig_delta.emit,
-            on_done=lambda answer: self.sig_answer.emit(question, answer),
+            _ask, self.runtime, library, refs, question, conv,
+            on_message=message,
+            on_progress=lambda d, t: self.sig_reading.emit(progress(d, t)),
+            on_done=done,
             on_error=lambda exc, job=None: self._on_ask_failed(question, exc))
+
+    def _save_conversation(self, conv) -> None:
+        from app.core.answer import conversation as conversations
+        try:
+            conversations.save(conv, getattr(self.plan, "model_id", ""))
+        except OSError as exc:  # only a speed-up for the next session
+            log.info("conversation not kept: %s", exc)
+
+    def read_in_background(self, library, refs, label: str) -> None:
+        """Read the open documents whole while the user looks at them (ARCHITECTURE §2); a
+        question pre-empts it (the runtime cuts the reading and resumes it afterwards)."""
+        if not self.ready() or (self._read_job is not None and not self._read_job.finished):
+            return
+        progress = ProgressText(f"reading {label}")
+        self._read_job = workers.run(
+            _read, self.runtime, library, refs,
+            on_progress=lambda d, t: self.sig_background.emit(progress(d, t)),
+            on_done=lambda result: self.sig_background.emit(
+                "" if result.get("already") else f"read {label}: answers use the whole document"),
+            on_error=lambda exc, job=None: self._on_read_failed(exc))
+
+    def _on_read_failed(self, exc: Exception) -> None:
+        from app.core.failures import BadInput
+        log.info("background reading: %s", exc)
+        self.sig_background.emit(f"not read whole: {exc}" if isinstance(exc, BadInput) else "")
 
     def prepare(self, library, refs) -> None:
         """Let the engine restore what it kept of these documents (see EngineRuntime.prepare);
@@ -125,6 +200,8 @@ class EngineController(QObject):
         """Stop generation and the engine process (called when the window closes)."""
         self._closing.set()
         self.stop_answer()
+        if self._read_job is not None and not self._read_job.finished:
+            self._read_job.cancel()
         if self.runtime is not None:
             try:
                 self.runtime.stop()

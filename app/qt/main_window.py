@@ -13,18 +13,22 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QSplitter,
+    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from app.qt import context_notice, history, templates, workers
+from app.qt import export as answer_export
 from app.qt import settings as gui_settings
 from app.qt.chat_panel import ChatPanel
 from app.qt.citation_panel import CitationPanel
 from app.qt.doc_loader import DocumentLoader
+from app.qt.library_panel import LibraryPanel
 from app.qt.engine_controller import EngineController, plan_summary
 from app.qt.errors import one_line, show_error
 from app.qt.pdf_pane import PdfPane
+from app.qt.start_page import StartPage
 from app.qt.status_bar import ReadingsPoller, StatusBar
 from app.qt.window_actions import build_actions
 
@@ -59,6 +63,9 @@ class MainWindow(QMainWindow):
         self.poller = ReadingsPoller(parent=self)
         self.poller.sig_readings.connect(self.status.update_readings)
         self.actions_by_name = build_actions(self)
+        self.answer_export = answer_export.install(self)   # File menu: copy/export the answer
+        from app.qt import model_manager
+        model_manager.install(self)                          # Engine menu: Models…, Settings…
         self._restore_layout()
         self._sync_chat()
         self.poller.start()
@@ -86,15 +93,70 @@ class MainWindow(QMainWindow):
         right.setSizes([560, 320])
         self.right = right
         self.main_split = QSplitter(Qt.Orientation.Horizontal, objectName="mainSplitter")
-        self.main_split.addWidget(self.panes)
+        self.main_split.addWidget(self._with_start_page(self.panes))
         self.main_split.addWidget(right)
         self.main_split.setStretchFactor(0, 3)
         self.main_split.setStretchFactor(1, 2)
-        self.setCentralWidget(self.main_split)
+        self.setCentralWidget(self._with_library_panel(self.main_split))
         self.status = StatusBar(self)
         self.setStatusBar(self.status)
         for pane in (self.pane_a, self.pane_b):
             pane.view.installEventFilter(self)
+
+    def _with_library_panel(self, rest: QWidget) -> QWidget:
+        """The library panel (issue 18) left of everything, in a splitter of its own (the
+        main splitter's saved sizes stay as they were)."""
+        self.library_scope: list[int] = []       # documents chosen in the panel for the question
+        self.library_panel = LibraryPanel(self.library, self)
+        self.library_panel.sig_open.connect(lambda path: self.open_path(path, self.pane_a))
+        self.library_panel.sig_scope.connect(self.set_library_scope)
+        self.library_panel.sig_removed.connect(self._on_library_removed)
+        split = QSplitter(Qt.Orientation.Horizontal, objectName="librarySplitter")
+        split.addWidget(self.library_panel)
+        split.addWidget(rest)
+        split.setStretchFactor(1, 1)
+        split.setSizes([380, 1020])
+        self.library_split = split
+        return split
+
+    def set_library_scope(self, doc_ids: list[int]) -> None:
+        """Questions go to these library documents (any number) instead of the open ones."""
+        self.library_scope = list(doc_ids)
+        self._documents_changed()
+
+    def _on_library_removed(self, doc_id: int) -> None:
+        if doc_id in self.library_scope:
+            self.set_library_scope([d for d in self.library_scope if d != doc_id])
+        for pane, info in list(self.docs.items()):
+            if info.id == doc_id:
+                self.docs.pop(pane)
+                pane.close_document()
+        self._documents_changed()
+
+    def _with_start_page(self, panes: QWidget) -> QWidget:
+        """The start page stands where the documents go until one is opened."""
+        self.start_page = StartPage(self)
+        self.start_page.sig_open_path.connect(lambda path: self.open_path(path, self.pane_a))
+        self.start_page.sig_open_dialog.connect(lambda: self.open_dialog(self.pane_a))
+        self.doc_stack = QStackedWidget(objectName="docStack")
+        self.doc_stack.addWidget(self.start_page)
+        self.doc_stack.addWidget(panes)
+        self._show_start_page_if_idle()
+        return self.doc_stack
+
+    def _show_start_page_if_idle(self) -> None:
+        idle = not (self.pane_a.path or self.pane_b.path or not self.pane_b.isHidden())
+        if idle:
+            self.start_page.set_recent(gui_settings.recent_files(self.settings))
+            self.start_page.set_library(self.library.documents())
+        self.doc_stack.setCurrentIndex(0 if idle else 1)
+
+    def restore_session(self) -> list[str]:
+        """Reopen the documents that were open when the window last closed (those still there)."""
+        files = [p for p in gui_settings.open_documents(self.settings) if Path(p).is_file()]
+        if files:
+            self.open_files(files, compare=len(files) > 1)
+        return files
 
     @staticmethod
     def _titled(title: str, widget: QWidget) -> QWidget:
@@ -117,6 +179,7 @@ class MainWindow(QMainWindow):
 
     def set_compare(self, on: bool) -> None:
         self.pane_b.setVisible(on)
+        self._show_start_page_if_idle()
         if not on and self.pane_b in self.docs:
             self.docs.pop(self.pane_b)
             self.pane_b.close_document()
@@ -135,6 +198,7 @@ class MainWindow(QMainWindow):
         self._pending.add(pane)
         pane.set_notice("")
         gui_settings.add_recent(self.settings, path)
+        self.doc_stack.setCurrentIndex(1)
         self.loader.open(pane, path)
         self._sync_chat()
 
@@ -148,7 +212,20 @@ class MainWindow(QMainWindow):
 
     def _on_indexed(self, pane: PdfPane, info) -> None:
         self.docs[pane] = info
+        self.library_panel.refresh()
+        self._show_searchable_copy(pane, info)
         self._opening_done(pane)
+
+    @staticmethod
+    def _show_searchable_copy(pane: PdfPane, info) -> None:
+        """A scanned document OCR'd at ingestion is shown from its copy with the invisible
+        text layer, so quotes are found and highlighted on the scanned words."""
+        from app.core.documents import ocr
+        copy = ocr.searchable_copy(info.sha256)
+        if copy is not None and pane.path != str(copy):
+            shown = Path(info.last_path or info.path).name
+            pane.open(str(copy), None)
+            pane.title.setText(f"{shown} (OCR)")
 
     def _on_unsearchable(self, pane: PdfPane, message: str) -> None:
         self._opening_done(pane)
@@ -178,6 +255,8 @@ class MainWindow(QMainWindow):
             self.sig_documents_ready.emit()
 
     def doc_infos(self) -> list:
+        if getattr(self, "library_scope", None):   # chosen in the library panel
+            return [self.library.get(i) for i in self.library_scope]
         panes = (self.pane_a, self.pane_b) if self.compare_mode() else (self.pane_a,)
         return [self.docs[p] for p in panes if p in self.docs]
 
@@ -208,6 +287,9 @@ class MainWindow(QMainWindow):
         """Documents and engine both ready: let the engine restore what it kept of them."""
         if self.doc_infos() and not self._pending and self.engine.ready() and not self.chat.busy():
             self.engine.prepare(self.library, self._refs())
+            infos = self.doc_infos()
+            label = "the documents" if len(infos) > 1 else f"“{infos[0].title or 'the document'}”"
+            self.engine.read_in_background(self.library, self._refs(), label)
 
     def ask(self, question: str) -> None:
         infos = self.doc_infos()
@@ -227,16 +309,23 @@ class MainWindow(QMainWindow):
         self.engine.sig_ready.connect(self._on_engine_ready)
         self.engine.sig_failed.connect(lambda exc: show_error(self, exc, "The engine did not start"))
         self.engine.sig_delta.connect(self.chat.stream)
+        self.engine.sig_reading.connect(self.chat.set_status)
+        self.engine.sig_background.connect(self.status.set_activity)
         self.engine.sig_answer.connect(self._on_answer)
         self.engine.sig_ask_failed.connect(self._on_ask_failed)
 
     def _on_engine_state(self, state: str, detail: str) -> None:
         self.status.set_engine_state(state, detail)
+        self.start_page.set_engine_state(state, detail)
+        plan = getattr(self.engine.runtime, "plan", None)
+        if state == "ready" and plan is not None:    # set before "ready"; sig_ready may come much later
+            self.start_page.set_plan(plan)
         self._sync_chat()
 
     def _on_engine_ready(self, plan) -> None:
         line, reasons = plan_summary(plan)
         self.status.set_plan(line, reasons)
+        self.start_page.set_plan(plan)
         self.poller.runtime = self.engine.runtime
         self._update_notices()
         self._sync_chat()
@@ -327,6 +416,8 @@ class MainWindow(QMainWindow):
         s.sync()
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        gui_settings.set_open_documents(self.settings, [p.path for p in (self.pane_a, self.pane_b)
+                                                        if p.path and (p is self.pane_a or self.compare_mode())])
         self.save_layout()
         self.poller.stop()
         self.loader.shutdown()

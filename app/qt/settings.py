@@ -26,3 +26,14 @@ def add_recent(settings: QSettings, path: str) -> list[str]:
     items = [path] + [p for p in recent_files(settings) if p != path]
     settings.setValue("recent", items[:MAX_RECENT])
     return items[:MAX_RECENT]
+
+
+def open_documents(settings: QSettings) -> list[str]:
+    """The documents open when the window last closed (reopened on the next start)."""
+    value = settings.value("session/open", [])
+    items = [value] if isinstance(value, str) else list(value or [])
+    return [p for p in items if p]
+
+
+def set_open_documents(settings: QSettings, paths: list[str]) -> None:
+    settings.setValue("session/open", [str(Path(p).resolve()) for p in paths if p])

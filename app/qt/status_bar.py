@@ -92,7 +92,9 @@ class StatusBar(QStatusBar):
         self._gauge_layout = QHBoxLayout(self._gauge_box)
         self._gauge_layout.setContentsMargins(0, 0, 0, 0)
         self.gauges: list[MemoryGauge] = []
+        self.activity_label = QLabel("", objectName="activity")   # "reading the contract: 45%"
         self.addWidget(self.state_label)
+        self.addWidget(self.activity_label)
         self.addWidget(self.plan_label, 1)
         self.addPermanentWidget(self.gpu_note)
         self.addPermanentWidget(self._gauge_box)
@@ -103,6 +105,10 @@ class StatusBar(QStatusBar):
         colour = STATE_COLOURS.get(state, BUSY_COLOUR)
         self.state_label.setText(f"<span style='color:{colour}'>●</span> Engine: {state}")
         self.state_label.setToolTip(detail)
+
+    def set_activity(self, text: str) -> None:
+        self.activity_label.setText(text)
+        self.activity_label.setVisible(bool(text))
 
     def set_plan(self, summary: str, reasons: list[str] | tuple[str, ...] = ()) -> None:
         metrics = self.plan_label.fontMetrics()

@@ -58,10 +58,19 @@ def kv_cache_usage(metrics: dict[str, float]) -> float | None:
     return None
 
 
+STALL_S = 120.0           # default stall deadline: seconds without a byte from the engine
+CONNECT_S = 5.0           # connecting to a local or team endpoint takes milliseconds when it is up
+_PROGRESS = re.compile(r":\s*prompt (\d+)/(\d+)")
+
+
 class ChatClient:
-    def __init__(self, base_url: str, api_key: str, model: str, timeout_s: float = 600,
-                 repeat_penalty: float = 1.0):
+    def __init__(self, base_url: str, api_key: str, model: str, timeout_s: float = STALL_S,
+                 repeat_penalty: float = 1.0, connect_timeout_s: float = CONNECT_S):
+        # timeout_s is a stall deadline, not a limit on the whole answer: the longest the engine
+        # may send nothing (our worker sends a progress comment every slice of the prompt it
+        # reads; a vLLM caller passes stall_s from the prompt's expected reading time)
         self.base_url, self.api_key, self.model, self.timeout_s = base_url.rstrip("/"), api_key, model, timeout_s
+        self.connect_timeout_s = connect_timeout_s
         self.repeat_penalty = repeat_penalty    # the model's own (models.toml); 1.0 = none, not sent
         parts = urllib.parse.urlsplit(self.base_url)
         self._scheme, self._host, self._port = parts.scheme, parts.hostname, parts.port
@@ -71,7 +80,11 @@ class ChatClient:
     # --- public -------------------------------------------------------------------------------
     def chat(self, messages: list[dict], json_schema: dict | None = None, max_tokens: int = 512,
              temperature: float = 0.0, on_delta: Callable[[str], None] | None = None,
-             cancel: threading.Event | None = None) -> ChatResult:
+             cancel: threading.Event | None = None,
+             on_progress: Callable[[int, int], None] | None = None,
+             stall_s: float | None = None) -> ChatResult:
+        """One streamed answer. `on_progress(tokens read, prompt tokens)` from our worker's SSE
+        comments while it reads the prompt; `stall_s` overrides the stall deadline."""
         body = {"model": self.model, "messages": messages, "max_tokens": max_tokens,
                 "temperature": temperature, "stream": True, "stream_options": {"include_usage": True}}
         if self.repeat_penalty != 1.0:   # our llama.cpp worker's name; vLLM calls its own repetition_penalty
@@ -80,13 +93,14 @@ class ChatClient:
             body["response_format"] = {"type": "json_schema",
                                        "json_schema": {"name": "answer", "schema": json_schema, "strict": True}}
         began = time.perf_counter()
-        conn = self._connection(self.timeout_s)
+        stall = stall_s or self.timeout_s
+        conn = self._connection(self.connect_timeout_s)
         done = threading.Event()
         if cancel is not None:
             threading.Thread(target=self._cut_on_cancel, args=(conn, cancel, done), daemon=True).start()
         try:
-            resp = self._send(conn, "POST", f"{self._prefix}/chat/completions", body, cancel)
-            return self._collect(self._events(resp, cancel), began, on_delta, cancel)
+            resp = self._send(conn, "POST", f"{self._prefix}/chat/completions", body, cancel, read_timeout_s=stall)
+            return self._collect(self._events(resp, cancel, on_progress, stall), began, on_delta, cancel)
         finally:
             done.set()
             conn.close()
@@ -123,17 +137,23 @@ class ChatClient:
         return [m.get("id", "") for m in json.loads(data).get("data", [])]
 
     # --- streaming ----------------------------------------------------------------------------
-    def _events(self, resp: http.client.HTTPResponse, cancel) -> Iterator[dict]:
+    def _events(self, resp: http.client.HTTPResponse, cancel, on_progress=None,
+                stall_s: float | None = None) -> Iterator[dict]:
         while True:
             try:
                 raw = resp.readline()
             except (OSError, http.client.HTTPException) as exc:
-                raise self._broken(exc, cancel) from None
+                raise self._broken(exc, cancel, stall_s) from None
             if not raw:
                 if cancel is not None and cancel.is_set():
                     raise errors.Cancelled("cancelled")
                 raise errors.WorkerDied(f"{self._where()} closed the stream before it finished")
             line = raw.decode("utf-8", errors="replace").strip()
+            if line.startswith(":"):
+                progress = _PROGRESS.match(line)
+                if progress and on_progress:
+                    on_progress(int(progress.group(1)), int(progress.group(2)))
+                continue
             if not line.startswith("data:"):
                 continue
             payload = line[5:].strip()
@@ -176,13 +196,16 @@ class ChatClient:
         return {"Authorization": f"Bearer {self.api_key}", "Content-Type": "application/json",
                 "Accept": "text/event-stream, application/json"}
 
-    def _send(self, conn, method: str, path: str, body: dict | None, cancel=None) -> http.client.HTTPResponse:
+    def _send(self, conn, method: str, path: str, body: dict | None, cancel=None,
+              read_timeout_s: float | None = None) -> http.client.HTTPResponse:
         try:
             conn.request(method, path, body=json.dumps(body).encode() if body is not None else None,
                          headers=self._headers())
+            if read_timeout_s and conn.sock is not None:   # connected: now the stall deadline
+                conn.sock.settimeout(read_timeout_s)
             resp = conn.getresponse()
         except (OSError, http.client.HTTPException) as exc:
-            raise self._broken(exc, cancel) from None
+            raise self._broken(exc, cancel, read_timeout_s) from None
         if resp.status != 200:
             self._raise_for(resp.status, resp.read())
         return resp
@@ -210,12 +233,13 @@ class ChatClient:
             raise errors.WorkerUnavailable(f"{self._where()} is not ready (HTTP 503)")
         raise errors.ServerError(f"{self._where()} failed (HTTP {status}): {message}")
 
-    def _broken(self, exc: Exception, cancel) -> errors.WorkerError:
+    def _broken(self, exc: Exception, cancel, stall_s: float | None = None) -> errors.WorkerError:
         """Translate a socket-level failure into the one-line typed error the user sees."""
         if cancel is not None and cancel.is_set():
             return errors.Cancelled("cancelled")
         if isinstance(exc, (TimeoutError, socket.timeout)):
-            return errors.RequestTimeout(f"{self._where()} did not answer within {self.timeout_s:.0f} s")
+            return errors.RequestTimeout(f"{self._where()} sent nothing for {stall_s or self.timeout_s:.0f} s "
+                                         "(the engine stalled)")
         if isinstance(exc, ConnectionRefusedError):
             return errors.WorkerUnavailable(f"no engine answers at {self._where()}")
         if isinstance(exc, socket.gaierror):

@@ -11,7 +11,7 @@ from typing import Callable
 from app.core.failures import FailureKind
 from app.core.models import catalogue as catalogue_models
 from app.core.plan.hardware import Hardware
-from app.core.plan.history import PlanHistory
+from app.core.plan.history import PlanHistory, free_for
 from app.core.plan.ladder import Failure, failure_kind, next_rung, short
 from app.core.plan.memory import CUDA_CONTEXT, cuda_graph_bytes
 from app.core.plan.planner import explain
@@ -20,6 +20,7 @@ from app.worker import errors
 
 log = logging.getLogger(__name__)
 MAX_TRIES_PER_MODEL = 3        # then the next model: each failed vLLM start costs a minute or more
+MAX_PORT_RACES = 5             # ports taken between picking and binding, then give up (never a downgrade)
 _OOM_WORDS = ("out of memory", "outofmemory", "cuda error", "enginedead", "enginecore")
 
 
@@ -47,6 +48,7 @@ class DowngradeSwitch:
         self.plan: Plan | None = None
         self.supervisor = None
         self.steps: list[str] = []
+        self._downgraded = False        # the last walk needed more than its first rung
 
     def _say(self, text: str) -> None:
         self.steps.append(text)
@@ -60,22 +62,42 @@ class DowngradeSwitch:
     def start(self, plan: Plan) -> tuple[Plan, object]:
         """Start `plan` or the first rung below it that starts; returns (plan, supervisor)."""
         planned = plan.model_id
+        decision = None
         if self.history is not None:
-            remembered = self.history.apply(plan, self.hw, self.catalogue)
-            if remembered != plan:
+            decision = self.history.decide(plan, self.hw, self.catalogue)
+            remembered = decision.plan
+            if decision.action == "reprobe":
+                self._say(decision.line)
+            elif short(remembered) != short(plan):
                 self._say(f"{short(plan)} → {short(remembered)} (what worked last time on this machine)")
             plan = remembered
-        return self._walk(plan, planned)
+        started = self._walk(plan, planned)
+        if decision is not None and decision.action in ("reprobe", "expired") and not self._downgraded:
+            try:                          # the higher plan started: the squeeze is over, forget it
+                self.history.forget(self.hw, planned)
+            except OSError as exc:
+                log.warning("could not update the plan history: %s", exc)
+        return started
 
     def _walk(self, plan: Plan | None, planned: str) -> tuple[Plan, object]:
         tries: Counter = Counter()
         first_len: dict[str, int] = {}
         failures: list[tuple[Plan, Exception]] = []
+        races = 0
         while plan is not None:
             tries[(plan.engine, plan.model_id)] += 1
             first_len.setdefault(plan.model_id, plan.max_model_len)
             try:
                 supervisor = self.start_fn(plan)
+            except errors.PortInUse as exc:
+                # a port race says nothing about the plan: same plan, fresh port, not a try
+                failures.append((plan, exc))
+                tries[(plan.engine, plan.model_id)] -= 1
+                races += 1
+                if races > MAX_PORT_RACES:
+                    raise NoEngineStarted(f"no free port stayed free for the engine: {exc}", failures) from None
+                self._say(f"{short(plan)}: port taken by another program → retry on a new port")
+                continue
             except (errors.WorkerError, catalogue_models.ModelNotAvailable) as exc:
                 failures.append((plan, exc))
                 too_many = tries[(plan.engine, plan.model_id)] >= MAX_TRIES_PER_MODEL
@@ -85,17 +107,24 @@ class DowngradeSwitch:
                 plan = nxt
                 continue
             self.plan, self.supervisor = plan, supervisor
-            self._remember(planned, plan, first_len, bool(failures))
+            # a port race teaches nothing about the plan: only real failures are remembered
+            real = [e for _, e in failures if not isinstance(e, errors.PortInUse)]
+            self._downgraded = bool(real)
+            self._remember(planned, plan, first_len, real)
             return plan, supervisor
         raise NoEngineStarted(f"no engine could start on this machine; last error: {failures[-1][1]}"
                               if failures else "no plan to start", failures)
 
-    def _remember(self, planned: str, plan: Plan, first_len: dict[str, int], downgraded: bool) -> None:
-        if self.history is None or not downgraded:
+    def _remember(self, planned: str, plan: Plan, first_len: dict[str, int], failures: list) -> None:
+        if self.history is None or not failures:
             return
         learned = plan.max_model_len if plan.max_model_len < first_len[plan.model_id] else None
+        # the free memory when it failed (vLLM's own reading where it gave one): the history
+        # tries higher again only once clearly more is free than this
+        said = [e.free_bytes for e in failures if isinstance(getattr(e, "free_bytes", None), int)]
+        free = min([*said, free_for(self.hw, plan)])
         try:
-            self.history.record(self.hw, planned, plan, limit=learned)
+            self.history.record(self.hw, planned, plan, limit=learned, free_bytes=free)
         except OSError as exc:                # a read-only config dir must not fail the start
             log.warning("could not remember the plan: %s", exc)
 

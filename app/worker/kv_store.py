@@ -13,6 +13,10 @@ Each entry is two files under <root>/<model key>/:
                 crash mid-write leaves at most an orphan .kv that the next prune deletes.
 No index file: the directory listing is the index and file mtimes are the LRU clock, so two
 workers sharing the folder cannot disagree about it.
+The files detokenize to the document and the question: 0600 in 0700 folders, whatever the umask.
+The cache is only a speed-up: an unwritable folder means no saving (one warning line), and an
+entry that fails to load (truncated, foreign, tokens not matching its name) is deleted, so its
+prompt is read once more and saved again instead of being re-read on every question.
 """
 from __future__ import annotations
 
@@ -32,6 +36,7 @@ DEFAULT_MAX_BYTES = 2 * 1024**3
 MIN_TOKENS = 512          # shorter prompts re-read faster than the file system round trip is worth
 MAGIC, FORMAT = b"PWKV", 1
 HEADER = struct.Struct("<4sII")   # magic, format, token count; llama.cpp's state follows
+FILE_MODE, DIR_MODE = 0o600, 0o700
 
 
 @dataclass
@@ -62,6 +67,24 @@ def _mtime(path: Path) -> float:
         return 0.0
 
 
+def _private_dir(path: Path) -> None:
+    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    if path.stat().st_mode & 0o777 != DIR_MODE:
+        os.chmod(path, DIR_MODE)
+
+
+def _create_private(path: Path, mode: str = "wb"):
+    """A new file opened for writing that only the owner can read (umask or not)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    if hasattr(os, "fchmod"):                 # the file may have existed looser (no fchmod on Windows)
+        os.fchmod(fd, FILE_MODE)
+    return os.fdopen(fd, mode)
+
+
+def _digest(toks: np.ndarray) -> str:
+    return hashlib.sha1(toks.tobytes()).hexdigest()[:20]
+
+
 def common_prefix(a: np.ndarray, b: np.ndarray) -> int:
     n = min(len(a), len(b))
     diff = np.flatnonzero(a[:n] != b[:n])
@@ -72,9 +95,17 @@ class KvStore:
     def __init__(self, root: Path, key: str, max_bytes: int = DEFAULT_MAX_BYTES,
                  min_tokens: int = MIN_TOKENS):
         self.dir = Path(root) / key
-        self.dir.mkdir(parents=True, exist_ok=True)
         self.max_bytes, self.min_tokens = max_bytes, min_tokens
         self._tokens: dict[str, np.ndarray] = {}     # digest → token ids (read once per entry)
+        self.writable = True
+        try:
+            _private_dir(self.dir)
+            if not os.access(self.dir, os.W_OK | os.X_OK):
+                raise PermissionError(f"no write permission on {self.dir}")
+        except OSError as exc:
+            self.writable = False
+            print(f"kv-store: warning: the KV cache folder is not writable ({exc}); answering without it",
+                  flush=True)
 
     def best(self, tokens: Sequence[int]) -> Match | None:
         """The stored entry sharing the longest prefix with `tokens`."""
@@ -95,20 +126,25 @@ class KvStore:
 
     def worth_saving(self, n_tokens: int, best_common: int) -> bool:
         """Save when the prompt holds at least min_tokens that no entry has yet."""
-        return n_tokens - best_common >= self.min_tokens
+        return self.writable and n_tokens - best_common >= self.min_tokens
 
     def save(self, ctx, tokens: Sequence[int]) -> Path:
         """Write sequence 0's KV state for `tokens` atomically (tmp + rename), then prune (LRU)."""
         toks = np.asarray(tokens, dtype=np.int32)
-        digest = hashlib.sha1(toks.tobytes()).hexdigest()[:20]
+        digest = _digest(toks)
         kv, tok = self.dir / f"{digest}.kv", self.dir / f"{digest}.tok"
         tmp_kv, tmp_tok = kv.with_suffix(f".kv.{os.getpid()}.tmp"), tok.with_suffix(f".tok.{os.getpid()}.tmp")
-        if not self._write_state(ctx, tmp_kv, toks):
+        try:
+            if not self._write_state(ctx, tmp_kv, toks):
+                raise OSError(f"llama.cpp could not write {tmp_kv}")
+            os.replace(tmp_kv, kv)
+            with _create_private(tmp_tok) as f:
+                toks.tofile(f)
+            os.replace(tmp_tok, tok)                   # commit marker last
+        except BaseException:                          # a full disk: no half entry left behind
             tmp_kv.unlink(missing_ok=True)
-            raise OSError(f"llama.cpp could not write {tmp_kv}")
-        os.replace(tmp_kv, kv)
-        toks.tofile(tmp_tok)
-        os.replace(tmp_tok, tok)                       # commit marker last
+            tmp_tok.unlink(missing_ok=True)
+            raise
         self._tokens[digest] = toks
         self.prune()
         return kv
@@ -120,17 +156,33 @@ class KvStore:
         try:
             with open(kv, "rb") as f:
                 head = f.read(HEADER.size)
+                if len(head) == HEADER.size and head[:4] == MAGIC and HEADER.unpack(head)[2] > capacity:
+                    return None                # sound, but larger than this context: keep it
                 if len(head) < HEADER.size:
-                    return None
-                if head[:4] == MAGIC:
+                    tokens = None
+                elif head[:4] == MAGIC:
                     tokens = self._load_mapped(ctx, f, head, digest, capacity)
                 else:
                     tokens = self._load_file(ctx, kv, capacity)
-        except (OSError, ValueError, BufferError):
+        except (OSError, ValueError, BufferError, struct.error):
+            tokens = None
+        if tokens is None:
+            self.drop(digest)
             return None
-        if tokens is not None:
-            self.touch(digest)
+        self.touch(digest)
         return tokens
+
+    def drop(self, digest: str) -> None:
+        """Forget an entry that failed to load: kept, it would match every later prompt of its
+        document and make each of them fail to restore and read the whole prompt again."""
+        self._tokens.pop(digest, None)
+        for path in (self.dir / f"{digest}.tok", self.dir / f"{digest}.kv"):   # uncommit first
+            try:
+                path.unlink(missing_ok=True)
+            except OSError:
+                pass
+        print(f"kv-store: warning: entry {digest} could not be restored; deleted (the prompt is read again)",
+              flush=True)
 
     def _load_mapped(self, ctx, f, head: bytes, digest: str, capacity: int) -> list[int] | None:
         import llama_cpp  # here, not at module top: lookups and pruning need no engine
@@ -159,8 +211,10 @@ class KvStore:
     def touch(self, digest: str) -> None:
         """Mark an entry used (the LRU clock is the files' mtime)."""
         for path in (self.dir / f"{digest}.kv", self.dir / f"{digest}.tok"):
-            if path.exists():
+            try:
                 os.utime(path)
+            except OSError:              # gone (another worker pruned it) or a read-only folder
+                pass
 
     @staticmethod
     def _write_state(ctx, path: Path, toks: np.ndarray) -> bool:
@@ -169,9 +223,13 @@ class KvStore:
         size = llama_cpp.llama_state_seq_get_size(ctx, 0)
         if not size:
             return False
-        with open(path, "w+b") as f:
+        with _create_private(path, "w+b") as f:
             f.write(HEADER.pack(MAGIC, FORMAT, len(toks)))
             f.flush()
+            # reserve the blocks first: writing a mapping of a sparse file on a full disk is a
+            # SIGBUS that kills the worker, where this is an OSError (ENOSPC) the caller logs
+            if hasattr(os, "posix_fallocate"):
+                os.posix_fallocate(f.fileno(), 0, HEADER.size + size)
             f.truncate(HEADER.size + size)
             with mmap.mmap(f.fileno(), HEADER.size + size) as mm:
                 state = np.frombuffer(mm, dtype=np.uint8, offset=HEADER.size)
@@ -214,7 +272,10 @@ class KvStore:
         if cached is None:
             try:
                 cached = np.fromfile(tok_file, dtype=np.int32)
-            except OSError:
+            except (OSError, ValueError):
+                return None
+            if _digest(cached) != tok_file.stem:       # the name is the tokens' hash: damaged
+                self.drop(tok_file.stem)
                 return None
             self._tokens[tok_file.stem] = cached
         return cached

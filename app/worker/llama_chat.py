@@ -33,6 +33,7 @@ from app.worker.loop_guard import AnswerLoopGuard
 
 GRAMMARS_CACHE = 4        # compiled answer grammars kept (each prompt's quotes make its own schema)
 TOKENS_CACHE = 4          # tokenized prompts kept (a /tokenize, then the chat with the same messages)
+SLICE_S = 1.0             # seconds of prompt reading between progress reports and cancel checks
 EARLY_CHARS = 4096        # prompt text tokenized to recognise a stored document before the whole prompt is
 
 
@@ -103,6 +104,7 @@ class ChatEngine:
         self._disk_tokens = 0             # leading tokens in memory an early restore put there, unused yet
         self._memory_head: str | None = None   # prompt text (EARLY_CHARS) whose tokens lead the memory
         self.progress = (0, 0)            # (prompt tokens evaluated, to evaluate) of the running request
+        self.measured_prefill_tps = 0.0   # --calibrate-tokens at start (0: not measured)
         self._format = _formatter(llm)
         self._eos = {llm.token_eos()}
         self._grammars: OrderedDict[str, LlamaGrammar] = OrderedDict()
@@ -177,6 +179,25 @@ class ChatEngine:
         finally:
             self.lock.release()
 
+    def calibrate(self, n_tokens: int) -> float:
+        """Read `n_tokens` of filler the way a prompt is read (slices of `batch`) and return
+        tokens/s: the app budgets prompts by this machine's measured speed, never a model's
+        constant. The KV cache is emptied afterwards."""
+        llm = self.llm
+        filler = " ".join(["The parties agree that the terms of this agreement apply to every order "
+                           "placed under it, unless an order states otherwise in writing."] * 64)
+        tokens = llm.tokenize(filler.encode("utf-8"), add_bos=True)[:max(32, min(n_tokens, llm.n_ctx() - 8))]
+        with self.lock:
+            llm.n_tokens = 0
+            began = time.perf_counter()
+            for start in range(0, len(tokens), self.batch):
+                llm.eval(tokens[start:start + self.batch])
+            seconds = time.perf_counter() - began
+            llm._ctx.kv_cache_seq_rm(-1, 0, -1)
+            llm.n_tokens = 0
+        self.measured_prefill_tps = len(tokens) / max(seconds, 1e-6)
+        return self.measured_prefill_tps
+
     def restore_latest(self) -> int:
         """At start-up: put the document used last back into memory from the disk store, so
         the first question after a restart about the same document (the usual case: the
@@ -195,13 +216,18 @@ class ChatEngine:
             self.lock.release()
 
     def chat(self, messages: list[dict], params: Params,
-             cancelled: Callable[[], bool] = lambda: False) -> Iterator[tuple[str, Usage]]:
-        """Yield (text delta, usage so far); the last yield has usage.finish_reason set."""
+             cancelled: Callable[[], bool] = lambda: False,
+             on_progress: Callable[[int, int], None] | None = None) -> Iterator[tuple[str, Usage]]:
+        """Yield (text delta, usage so far); the last yield has usage.finish_reason set.
+        `on_progress(tokens in memory, prompt tokens)` is called as the prompt is read: once it
+        is accepted, then after every slice (the HTTP layer turns it into SSE comments)."""
         tokens, template_stops, head = self._prompt(messages)
         tokens, template_stops = list(tokens), list(template_stops)
         n_ctx = self.llm.n_ctx()
         if len(tokens) >= n_ctx:
             raise RequestError(f"the prompt is {len(tokens)} tokens but the context holds {n_ctx}")
+        if on_progress:               # accepted: the client hears from us before the grammar compiles
+            on_progress(0, len(tokens))
         grammar = self._grammar(params.schema) if params.schema is not None else None
         usage = Usage(prompt_tokens=len(tokens))
         began, self._memory_head = time.perf_counter(), None
@@ -209,7 +235,8 @@ class ChatEngine:
         # the logits it samples from then do not depend on how the prompt was batched (a batch
         # of 37 and a batch of 1 round differently on some CPUs), so the same seed gives the same
         # sample on a cold and a warm cache. Unseeded requests keep the one-pass follow-up.
-        if not self._prefill(tokens, usage, cancelled, last_apart=params.seed is not None):
+        if not self._prefill(tokens, usage, cancelled, last_apart=params.seed is not None,
+                             on_progress=on_progress):
             usage.finish_reason = "cancelled"
             yield "", usage
             return
@@ -219,7 +246,7 @@ class ChatEngine:
 
     # --- prompt: reuse memory, else disk, then evaluate the rest --------------------------------
     def _prefill(self, tokens: list[int], usage: Usage, cancelled: Callable[[], bool],
-                 last_apart: bool = False) -> bool:
+                 last_apart: bool = False, on_progress: Callable[[int, int], None] | None = None) -> bool:
         """Reuse what memory or the disk store holds of the prompt; evaluate the rest in slices.
 
         No KV save due (a follow-up, a restart on a known document): the slices run through the
@@ -244,12 +271,25 @@ class ChatEngine:
         save = self.store is not None and self.store.worth_saving(reuse, best.common if best else 0)
         end = reuse if save or last_apart else n
         llm.n_tokens = have                      # eval() first drops KV cells from n_tokens on
-        for start in range(have, end, self.batch):
+        start, size = have, min(self.batch, 32)   # the first slice measures this machine's speed
+        while start < end:
             self.progress = (start - have, end - have)
+            if on_progress:
+                on_progress(start, n)
             if cancelled():
+                self._save_partial(tokens, start, best.common if best else 0)
                 return False
-            llm.eval(tokens[start:min(start + self.batch, end)])
+            began = time.perf_counter()
+            step = tokens[start:min(start + size, end)]
+            llm.eval(step)
+            start += len(step)
+            # slices of about a second: progress stays live (and a stall deadline meaningful)
+            # on a slow model, and a Stop or a pre-empting question waits at most that long
+            rate = len(step) / max(time.perf_counter() - began, 1e-6)
+            size = max(16, min(self.batch, int(rate * SLICE_S)))
         self.progress = (end - have, end - have)
+        if on_progress:
+            on_progress(end, n)
         if save:
             llm._ctx.kv_cache_seq_rm(-1, reuse, -1)   # cells of an earlier answer must not go to disk
             try:
@@ -257,6 +297,18 @@ class ChatEngine:
             except OSError as exc:  # a full disk must not fail the answer
                 print(f"kv-store: not saved ({exc})", flush=True)
         return True
+
+    def _save_partial(self, tokens: list[int], evaluated: int, best_common: int) -> None:
+        """A read stopped midway (a question pre-empted the background reading, or the client
+        left): keep what was read on disk, so reading it again resumes where it stopped."""
+        if self.store is None or not self.store.worth_saving(evaluated, best_common):
+            return
+        llm = self.llm
+        llm._ctx.kv_cache_seq_rm(-1, evaluated, -1)
+        try:
+            self.store.save(llm._ctx.ctx, tokens[:evaluated])
+        except OSError as exc:  # only a speed-up
+            print(f"kv-store: partial read not saved ({exc})", flush=True)
 
     def _restore(self, digest: str) -> int:
         """Replace the in-memory KV with a stored entry; returns how many tokens it holds."""

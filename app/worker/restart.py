@@ -17,6 +17,18 @@ from app.worker.errors import StartError, WorkerDied
 from app.worker.launch import LaunchSpec
 from app.worker.supervisor import Supervisor, WorkerStatus
 
+K = FailureKind
+# What starting the same plan again may cure, by kind: a crash, a hang, nothing answering, a port
+# race, a start that timed out or failed for no known reason. A 5xx from an engine that still runs
+# is a failed request (reported, never restarted); too little memory, a missing or broken model or
+# an unsupported GPU need the downgrade ladder instead.
+RESTART_KINDS = frozenset({K.WORKER_DIED, K.UNAVAILABLE, K.REQUEST_TIMEOUT, K.PORT_IN_USE,
+                           K.START_TIMEOUT, K.START_FAILED})
+
+
+def restarts_engine(kind: FailureKind) -> bool:
+    return kind in RESTART_KINDS
+
 
 class RestartPolicy:
     def __init__(self, limit: int = 3, stable_after_s: float = 60.0,
@@ -30,7 +42,7 @@ class RestartPolicy:
                        kind: FailureKind = FailureKind.WORKER_DIED) -> bool:
         """Called after a death or a failed restart; `up_for_s` is how long that incarnation had
         been ready. A kind that a restart of the same plan cannot cure gives up at once."""
-        if not kind.restarts_engine:
+        if not restarts_engine(kind):
             if self.on_give_up:
                 self.on_give_up(f"not restarted ({kind.value}): {reason}")
             return False
@@ -44,6 +56,10 @@ class RestartPolicy:
         if self.on_restart:
             self.on_restart(self.restarts, reason)
         return True
+
+    def count(self) -> str:
+        """'1 of 3': the restart just granted, against the limit."""
+        return f"{self.restarts} of {self.limit}"
 
 
 class ManagedWorker:

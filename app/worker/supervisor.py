@@ -9,6 +9,7 @@ import atexit
 import collections
 import enum
 import http.client
+import logging
 import os
 import re
 import signal
@@ -65,6 +66,8 @@ class Supervisor:
         self._last_progress = 0.0
         self._stopping = False
         self._reader: threading.Thread | None = None
+        # set once the running child has ended (death, stop or kill): in-flight requests wait on it
+        self.exited = threading.Event()
         self._patterns = [re.compile(p) for p in spec.progress_patterns]
 
     # --- public -------------------------------------------------------------------------------
@@ -84,6 +87,7 @@ class Supervisor:
         if self.is_alive():
             return
         self._stopping = False
+        self.exited.clear()
         self._set(WorkerStatus.LAUNCHING, self.spec.description or self.spec.engine)
         self._spawn()
         atexit.register(self.stop)
@@ -107,6 +111,26 @@ class Supervisor:
         if was_running and self.status not in (WorkerStatus.FAILED, WorkerStatus.DEAD, WorkerStatus.STOPPED):
             self._set(WorkerStatus.STOPPED, "stopped")
 
+    def kill(self) -> None:
+        """SIGKILL the process group now: a hung (e.g. SIGSTOPped) engine never honours SIGTERM,
+        and its grace period would only make the question wait longer."""
+        self._stopping = True
+        atexit.unregister(self.stop)
+        proc = self._proc
+        if proc is not None:
+            self._signal(proc, signal.SIGKILL if os.name == "posix" else signal.SIGTERM)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        self.exited.set()
+        if self.status not in (WorkerStatus.FAILED, WorkerStatus.DEAD, WorkerStatus.STOPPED):
+            self._set(WorkerStatus.STOPPED, "killed")
+
+    def up_for_s(self) -> float:
+        """How long this incarnation has been ready (0 before READY)."""
+        return time.monotonic() - self.started_at if self.started_at is not None else 0.0
+
     # --- start-up -----------------------------------------------------------------------------
     def _spawn(self) -> None:
         # PAGEWISE_PARENT_PID: our own worker exits when we die, even by SIGKILL (it has its own session).
@@ -128,9 +152,14 @@ class Supervisor:
     def _open_log(self):
         if not self.log_path:
             return None
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        log = open(self.log_path, "a", encoding="utf-8", errors="replace")
-        log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} start {' '.join(self.spec.argv)}\n")
+        try:   # 0600 (it names documents); an unwritable folder only costs the log, not the engine
+            self.log_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            log = open(fd, "a", encoding="utf-8", errors="replace")
+            log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} start {' '.join(self.spec.argv)}\n")
+        except OSError as exc:
+            logging.getLogger(__name__).warning("cannot write the worker log %s: %s", self.log_path, exc)
+            return None
         return log
 
     def _drain(self, proc: subprocess.Popen, log) -> None:
@@ -197,6 +226,7 @@ class Supervisor:
                 elif misses == 0 and self.status == WorkerStatus.NOT_RESPONDING:
                     self._set(WorkerStatus.READY, "the engine answers again")
                 continue
+            self.exited.set()
             if not self._stopping:
                 self._set(WorkerStatus.DEAD, f"engine exited with code {code}")
             return
@@ -216,6 +246,7 @@ class Supervisor:
             self._signal(proc, signal.SIGKILL if os.name == "posix" else signal.SIGTERM)  # stray children
         if self._reader:
             self._reader.join(timeout=2)
+        self.exited.set()
 
     @staticmethod
     def _signal(proc: subprocess.Popen, sig: int) -> None:

@@ -7,6 +7,8 @@ import textwrap
 import pytest
 
 from app.core.models import catalogue as models
+from app.core.models import download
+from tests.core.test_models_gguf import write_tiny_gguf
 from tests.support.local_hub import serve_folder
 from tests.support.strict import dense_ready
 
@@ -88,41 +90,126 @@ def test_pull_downloads_with_huggingface_hub_from_a_local_hub(tmp_path, monkeypa
     monkeypatch.setenv("PAGEWISE_HOME", str(tmp_path / "home"))
     src = tmp_path / "hub"
     src.mkdir()
-    payload = b"GGUF" + bytes(range(256)) * 64
-    (src / "tiny.gguf").write_bytes(payload)
+    payload = write_tiny_gguf(src / "tiny.gguf").read_bytes()
     spec = _tiny_catalogue(tmp_path, hashlib.sha256(payload).hexdigest())
     server, url = serve_folder(src, "acme/tiny-GGUF")
     try:
         assert not models.is_available(spec)
         seen = []
-        path = models.pull(spec, endpoint=url, progress=seen.append)
+        path = download.pull(spec, endpoint=url, on_progress=seen.append)
         assert path.read_bytes() == payload and seen
+        assert seen[-1].done == seen[-1].total == len(payload) and "MB/s" in seen[-1].line()
         assert models.verify(spec) == []
-        path.write_bytes(payload[:-1] + b"x")            # damage it
+        raw = bytearray(payload)
+        raw[-1] ^= 0xFF                                   # damage one weight byte
+        path.write_bytes(bytes(raw))
         assert "mismatch" in " ".join(models.verify(spec))
     finally:
         server.shutdown()
-
-
-def test_import_rejects_non_gguf(tmp_path, monkeypatch):
-    monkeypatch.setenv("PAGEWISE_HOME", str(tmp_path / "home"))
-    bad = tmp_path / "x.gguf"
-    bad.write_bytes(b"nope")
-    with pytest.raises(models.ModelNotAvailable):
-        models.import_file(bad)
-    good = tmp_path / "y.gguf"
-    good.write_bytes(b"GGUF....")
-    assert models.import_file(good).read_bytes() == b"GGUF...."
 
 
 def test_pull_checks_the_hubs_sha256_when_the_catalogue_has_none(tmp_path, monkeypatch):
     monkeypatch.setenv("PAGEWISE_HOME", str(tmp_path / "home"))
     src = tmp_path / "hub"
     src.mkdir()
-    (src / "tiny.gguf").write_bytes(b"GGUF" + b"a" * 5000)
+    write_tiny_gguf(src / "tiny.gguf")
     spec = _tiny_catalogue(tmp_path, None)
     server, url = serve_folder(src, "acme/tiny-GGUF")
     try:
-        assert models.pull(spec, endpoint=url).is_file()
+        assert download.pull(spec, endpoint=url).is_file()
     finally:
         server.shutdown()
+
+
+def _smol_hub(tmp_path, sha: str | None = None, **hub):
+    """A local hub serving the real embedded SmolLM2 GGUF (98 MB) as acme/tiny-GGUF/tiny.gguf."""
+    src = tmp_path / "hub"
+    src.mkdir()
+    (src / "tiny.gguf").symlink_to(models.local_path(models.load_catalogue(imported=False).default))
+    return _tiny_catalogue(tmp_path, sha), *serve_folder(src, "acme/tiny-GGUF", **hub)
+
+
+def test_a_download_cut_mid_file_resumes_where_it_stopped(tmp_path):
+    spec, server, url = _smol_hub(tmp_path, cut_after=15 << 20)
+    try:
+        path = download.pull(spec, endpoint=url)
+        assert server.ranges[0] == 0 and server.ranges[-1] >= 10 << 20     # the retry asked for the rest
+        assert models.verify(spec) == [] and path.stat().st_size > 90e6
+    finally:
+        server.shutdown()
+
+
+def test_a_cancelled_download_resumes_on_the_next_pull(tmp_path):
+    import threading
+    spec, server, url = _smol_hub(tmp_path)
+    cancel = threading.Event()
+    try:
+        def stop_after_some(p):
+            if p.done > 0:
+                cancel.set()
+        with pytest.raises(download.DownloadCancelled) as info:
+            download.pull(spec, endpoint=url, on_progress=stop_after_some, cancel=cancel)
+        assert "resumes" in str(info.value) and not models.is_available(spec)
+        seen = []
+        download.pull(spec, endpoint=url, on_progress=seen.append)
+        assert server.ranges[-1] >= 10 << 20 and seen[0].done >= 10 << 20   # started from the partial file
+        assert models.verify(spec) == []
+    finally:
+        server.shutdown()
+
+
+def test_a_file_that_does_not_match_the_catalogue_hash_is_refused(tmp_path):
+    spec, server, url = _smol_hub(tmp_path, sha="0" * 64)
+    try:
+        with pytest.raises(models.ModelNotAvailable) as info:
+            download.pull(spec, endpoint=url)
+        assert "does not match its SHA-256" in str(info.value) and "\n" not in str(info.value)
+        assert not models.is_available(spec)
+    finally:
+        server.shutdown()
+
+
+def test_a_truncated_gguf_on_the_hub_is_refused_and_not_offered(tmp_path):
+    src = tmp_path / "hub"
+    src.mkdir()
+    whole = models.local_path(models.load_catalogue(imported=False).default).read_bytes()
+    (src / "tiny.gguf").write_bytes(whole[: len(whole) // 2])      # the hub's ETag matches this half
+    spec = _tiny_catalogue(tmp_path, None)
+    server, url = serve_folder(src, "acme/tiny-GGUF")
+    try:
+        with pytest.raises(models.ModelNotAvailable) as info:
+            download.pull(spec, endpoint=url)
+        assert "refused" in str(info.value) and "past the end of the file" in str(info.value)
+        assert not models.is_available(spec) and not models.model_dir(spec).exists()
+    finally:
+        server.shutdown()
+
+
+def test_an_unreachable_hub_is_one_line(tmp_path):
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]           # closed again: nothing listens there
+    spec = _tiny_catalogue(tmp_path, None)
+    with pytest.raises(models.ModelNotAvailable) as info:
+        download.pull(spec, endpoint=f"http://127.0.0.1:{port}")
+    assert "\n" not in str(info.value) and "tiny.gguf" in str(info.value)
+
+
+def test_listing_and_planning_never_touch_the_network(monkeypatch):
+    import socket
+
+    from app.core.plan.catalogue_fit import table as rows
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("a socket was opened")
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    table, best = rows()
+    assert best and any(r["installed"] for r in table)
+    assert {r["id"]: r for r in table}["smollm2-135m-q4_1"]["fits_words"].startswith("fits: llama.cpp")
+
+
+def test_the_embedded_model_cannot_be_removed():
+    with pytest.raises(models.ModelNotAvailable):
+        models.remove(models.load_catalogue().default)

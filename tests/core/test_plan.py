@@ -73,7 +73,9 @@ TABLE = [
      (0.8 * kv_ceiling(0.84 * 11, 5.4, KV7), kv_ceiling(0.84 * 11, 5.4, KV7))),
     # 40/80 GB: 36.8 GiB − 9.9 − 1.7 leaves ≥ 25 GiB → > 131,072 tokens: the YaRN ×4 cap
     (("NVIDIA A100-SXM4-40GB", 40960, (8, 0)), "vllm", Q14, (0.92, 0.92), (131_072, 131_072)),
-    (("NVIDIA A100-SXM4-80GB", 81920, (8, 0)), "vllm", Q14, (0.92, 0.92), (131_072, 131_072)),
+    # 80 GB holds more than 2 × 131,072 tokens: sized to the need, 9.7 + 1.6 + 49.5 + 0.5 GiB of
+    # 80 (tests/core/test_plan_sized.py), the rest left to other programs
+    (("NVIDIA A100-SXM4-80GB", 81920, (8, 0)), "vllm", Q14, (0.74, 0.78), (131_072, 131_072)),
 ]
 
 
@@ -103,11 +105,12 @@ def test_pascal_goes_to_llamacpp_with_every_layer_on_the_gpu(cat):
 
 def test_small_card_offloads_part_of_a_model(cat):
     # 4 GB, cc 7.5: no AWQ model leaves 8K of KV; the 3B GGUF (2.1 GB + 1.1 GiB KV at 32K) does not
-    # wholly fit in 3.7 GiB with llama.cpp's ~1 GiB of buffers, so only some layers go to the GPU.
-    plan = P.make_plan(card("NVIDIA GeForce GTX 1650", 4096, (7, 5)), cat)
+    # wholly fit in 3.7 GiB with llama.cpp's buffers (0.75 GiB + 1.1 GiB of attention scores at 32K,
+    # measured on the H200, docs/gpu-results.md), so only some layers go to the GPU.
+    plan = P.make_plan(card("NVIDIA GeForce GTX 1650", 4096, (7, 5)), cat,
+                       prefer_model="qwen2.5-3b-instruct-q4_k_m")
     spec = cat.get(plan.model_id)
-    assert plan.engine == "llamacpp" and 0 < plan.n_gpu_layers < spec.layers
-    assert plan.n_gpu_layers >= 0.75 * spec.layers
+    assert plan.engine == "llamacpp" and 0.4 * spec.layers < plan.n_gpu_layers < spec.layers
 
 
 def test_two_equal_gpus_use_tensor_parallel(cat):

@@ -36,10 +36,56 @@ def test_retrieval_context_gives_both_documents_a_share(lib_with):
 
 
 def test_choose_mode_budgets_by_time():
-    assert qa.choose_mode(3000, 7000, prefill_tps=None, cached=False) == "whole-document"
-    assert qa.choose_mode(9000, 7000, prefill_tps=1000, cached=True) == "retrieval"     # does not fit
-    assert qa.choose_mode(6000, 7000, prefill_tps=50, cached=False) == "retrieval"      # 120 s wait
-    assert qa.choose_mode(6000, 7000, prefill_tps=50, cached=True) == "whole-document"  # KV on disk
+    # (document tokens, context room, time budget, read already)
+    assert qa.choose_mode(3000, 7000, 7000, cached=False) == "whole-document"
+    assert qa.choose_mode(9000, 7000, 7000, cached=True) == "retrieval"      # does not fit
+    assert qa.choose_mode(6000, 7000, 500, cached=False) == "retrieval"      # 6,000 tokens at 50 tok/s
+    assert qa.choose_mode(6000, 7000, 500, cached=True) == "whole-document"  # KV state kept
+
+
+def test_time_budget_comes_from_the_measured_speed():
+    from app.core.answer.budget import time_budget_tokens
+    assert time_budget_tokens(10, 215, 8192) == int(10 * 215 * 0.8)         # 2 cores, embedded model
+    assert time_budget_tokens(10, 20, 8192) == 256                          # a 7B on a laptop: the floor
+    assert time_budget_tokens(10, 5000, 8192) == 8192 - qa.ANSWER_TOKENS    # a GPU: the context is the limit
+    assert time_budget_tokens(None, 215, 8192) == 8192 - qa.ANSWER_TOKENS   # no target: the context
+
+
+class _Counting:
+    """Sizes prompts like a tokenizer would (for the budget loop) and answers nothing."""
+    def count_tokens(self, msgs):
+        return sum(qa.estimate_tokens(m["content"]) for m in msgs) + 16
+
+
+def test_retrieval_prompt_stays_within_the_time_budget_and_keeps_the_best_passage(lib_with):
+    add, lib = lib_with
+    info = add("contracts-en/bonterms-psa-v1.2.pdf")
+    refs = [qa.DocRef(1, info.id, "psa.pdf")]
+    conv = qa.Conversation()
+    conv.begin([info.id], "retrieval", 600)
+    q = "Can either party terminate for convenience?"
+    msgs, new, used = qa._build(lib, refs, q, _Counting(), conv, 7792, 600)
+    assert new and used <= 600 + 200           # the best passage, cut to the budget if it must be
+    best = lib.search(q, doc_ids=[info.id], k=1)[0]
+    assert new[0].page == best.page
+    msgs2, new2, used2 = qa._build(lib, refs, q, _Counting(), conv, 7792, 3000)
+    assert used2 >= used
+
+
+def test_follow_up_appends_to_the_prefix(lib_with):
+    add, lib = lib_with
+    info = add("contracts-en/bonterms-psa-v1.2.pdf")
+    refs = [qa.DocRef(1, info.id, "psa.pdf")]
+    conv = qa.Conversation()
+    conv.begin([info.id], "retrieval", 2000)
+    msgs, new, used = qa._build(lib, refs, "How can the agreement be terminated?", _Counting(), conv, 7792, 2000)
+    conv.add(new, "How can the agreement be terminated?", '{"answer": "x", "citations": []}', used, 10)
+    msgs2, new2, used2 = qa._build(lib, refs, "Which law governs it?", _Counting(), conv, 7792, 2000)
+    assert msgs2[:len(msgs)][:-1] == msgs[:-1] and msgs2[len(msgs) - 1] == msgs[-1]   # the prefix, unchanged
+    assert msgs2[len(msgs)] == {"role": "assistant", "content": '{"answer": "x", "citations": []}'}
+    added = sum(qa.estimate_tokens(p.text) for p in new2)
+    assert added <= 2000 * 0.25                # at most a quarter of the first budget
+    assert not {(p.page, p.text) for p in new2} & {(p.page, p.text) for p in new}
 
 
 def test_parse_reply_tolerates_junk():

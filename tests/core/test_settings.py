@@ -29,12 +29,15 @@ def test_defaults_when_missing():
     assert not settings.settings_path().exists()
     assert settings.load() == Settings()
     assert Settings().engine == "auto" and Settings().threads == 0
+    assert Settings().first_token_budget_s is None and Settings().remember_pdf_passwords is False
     assert Settings().ttft_budget_s == 10.0 and Settings().gpu_ttft_budget_s == 3.0
+    assert Settings(first_token_budget_s=5.0).first_token_budget(on_gpu=True) == 5.0
 
 
 def test_round_trip_through_the_toml_file(pagewise_home):
     s = Settings(engine="remote", remote_url="https://llm.example/v1", remote_model="qwen",
-                 threads=6, ttft_budget_s=7.5, gpu_ttft_budget_s=2.0)
+                 threads=6, first_token_budget_s=7.5, context_cap=16384, theme="dark",
+                 remember_pdf_passwords=True)
     settings.save(s)
     path = settings.settings_path()
     assert path == pagewise_home / "config" / "settings.toml"
@@ -52,27 +55,34 @@ def test_corrupt_file_gives_defaults_and_a_warning(caplog):
 
 def test_bad_values_in_the_file_fall_back_one_by_one(caplog):
     settings.settings_path().write_text(
-        'engine = "warp"\nthreads = 4\nttft_budget_s = -1\nfuture_key = true\n', encoding="utf-8")
+        'engine = "warp"\nthreads = 4\nfirst_token_budget_s = -1\nfuture_key = true\n', encoding="utf-8")
     with caplog.at_level(logging.WARNING, logger="app.core.settings"):
         s = settings.load()
     assert s == Settings(threads=4)               # unknown key ignored, bad values defaulted
-    assert "engine" in caplog.text and "ttft_budget_s" in caplog.text
+    assert "engine" in caplog.text and "first_token_budget_s" in caplog.text
 
 
 def test_set_value_parses_to_the_field_type():
     assert settings.set_value("threads", " 8 ").threads == 8
-    assert settings.set_value("ttft_budget_s", "4").ttft_budget_s == 4.0
+    assert settings.set_value("first_token_budget_s", "4").first_token_budget_s == 4.0
     assert settings.set_value("engine", "llamacpp").engine == "llamacpp"
-    assert settings.set_value("remote_url", "http://127.0.0.1:8000/v1").remote_url.endswith("/v1")
+    assert settings.set_value("remote_url", "http://127.0.0.1:8000/v1/").remote_url == "http://127.0.0.1:8000/v1"
+    assert settings.set_value("context_cap", "16384").context_cap == 16384
+    assert settings.set_value("theme", "dark").theme == "dark"
+    assert settings.set_value("remember_pdf_passwords", "on").remember_pdf_passwords is True
     saved = settings.load()
-    assert (saved.threads, saved.ttft_budget_s, saved.engine) == (8, 4.0, "llamacpp")
-    assert isinstance(saved.ttft_budget_s, float)
+    assert (saved.threads, saved.first_token_budget_s, saved.engine) == (8, 4.0, "llamacpp")
+    assert isinstance(saved.first_token_budget_s, float)
+    assert settings.set_value("first_token_budget_s", "auto").first_token_budget_s is None
+    assert "first_token_budget_s" not in settings.settings_path().read_text()   # unset = absent
+    assert settings.load().ttft_budget_s == 10.0
 
 
 @pytest.mark.parametrize("key, text", [
     ("colour", "blue"), ("engine", "warp"), ("threads", "-1"), ("threads", "two"),
-    ("threads", "1.5"), ("ttft_budget_s", "0"), ("gpu_ttft_budget_s", "nan"),
-    ("ttft_budget_s", "soon"), ("remote_url", "ftp://x"),
+    ("threads", "1.5"), ("first_token_budget_s", "0"), ("first_token_budget_s", "nan"),
+    ("first_token_budget_s", "soon"), ("remote_url", "ftp://x"), ("theme", "pink"),
+    ("context_cap", "100"), ("remember_pdf_passwords", "maybe"), ("ttft_budget_s", "4"),
 ])
 def test_set_value_refuses_bad_keys_and_values(key, text):
     with pytest.raises(BadInput) as info:
@@ -191,3 +201,63 @@ def test_a_backend_with_no_priority_counts_as_none(tmp_path):
     finally:
         keyring.set_keyring(old)
     assert not (tmp_path / "k.json").exists()
+
+
+# --- the command line: `pagewise settings …` in a real subprocess --------------------------------
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def pagewise_settings(*args: str, home: Path, keyring_file: Path | None, stdin: str = ""):
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHON_KEYRING_BACKEND", "PAGEWISE_TEST_KEYRING")}
+    env["PAGEWISE_HOME"] = str(home)
+    if keyring_file is not None:      # the "OS keyring": a real keyring backend, outside the app's folders
+        env["PYTHON_KEYRING_BACKEND"] = "tests.support.file_keyring.FileKeyring"
+        env["PAGEWISE_TEST_KEYRING"] = str(keyring_file)
+    else:                             # this machine's own: no keyring service here
+        env["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
+    return subprocess.run([sys.executable, "-m", "app", "settings", *args], input=stdin, text=True,
+                          capture_output=True, env=env, cwd=ROOT, timeout=60)
+
+
+def test_cli_set_get_and_a_secret_that_is_only_in_the_keyring(tmp_path):
+    home, vault = tmp_path / "home", tmp_path / "os-keyring" / "keyring.json"
+    vault.parent.mkdir()
+    secret = "sk-test-7f3a9c0e5b1d4a2f"
+    for key, value in (("engine", "remote"), ("remote_url", "http://127.0.0.1:9/v1"),
+                       ("remote_model", "team-qwen"), ("threads", "3"), ("first_token_budget_s", "6")):
+        res = pagewise_settings("set", key, value, home=home, keyring_file=vault)
+        assert res.returncode == 0, res.stderr
+    res = pagewise_settings("set-secret", "remote_api_key", home=home, keyring_file=vault, stdin=secret + "\n")
+    assert res.returncode == 0 and "stored in the OS keyring" in res.stdout, res.stderr
+    assert json.loads(vault.read_text())["Pagewise"]["remote_api_key"] == secret
+    res = pagewise_settings("get", "--json", home=home, keyring_file=vault)
+    data = json.loads(res.stdout)
+    assert data["settings"]["engine"] == "remote" and data["settings"]["threads"] == 3
+    assert data["keyring"].endswith("FileKeyring") and secret not in res.stdout
+    # the secret is nowhere under the app's folders: not in settings.toml, not in the log
+    hits = [p for p in files_under(home) if secret.encode() in p.read_bytes()]
+    assert files_under(home) and hits == []
+    refused = pagewise_settings("set", "remote_api_key", secret, home=home, keyring_file=vault)
+    assert refused.returncode == 1 and "set-secret" in refused.stderr
+
+
+def test_cli_without_a_keyring_says_so_and_stores_nothing(tmp_path):
+    home = tmp_path / "home"
+    res = pagewise_settings("set-secret", "hub_token", home=home, keyring_file=None, stdin="hf_secret_123\n")
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    assert res.stderr.strip().splitlines() == ["pagewise: error: no keyring service is available on this "
+                                               "system; Pagewise never stores secrets in plain text"]
+    assert not any(b"hf_secret_123" in p.read_bytes() for p in files_under(tmp_path))
+    res = pagewise_settings("set-secret", "my_password", home=home, keyring_file=None, stdin="x\n")
+    assert res.returncode == 1 and "unknown secret" in res.stderr
+
+
+def test_pdf_passwords_are_remembered_only_when_turned_on(file_keyring):
+    assert settings.remember_pdf_password("doc-1", "pw") is False
+    assert settings.remembered_pdf_password("doc-1") is None and not file_keyring.path.exists()
+    settings.set_value("remember_pdf_passwords", "on")
+    assert settings.remember_pdf_password("doc-1", "pw") is True
+    assert settings.remembered_pdf_password("doc-1") == "pw"
+    assert "pw" not in settings.settings_path().read_text()

@@ -3,6 +3,7 @@ secrets API runs through keyring itself without touching the OS keyring."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from keyring.backend import KeyringBackend
@@ -12,8 +13,13 @@ from keyring.errors import PasswordDeleteError
 class FileKeyring(KeyringBackend):
     priority = 1                        # usable, but never chosen over a real OS backend
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path | None = None):
+        # no path: PAGEWISE_TEST_KEYRING, so a subprocess can pick this backend with
+        # PYTHON_KEYRING_BACKEND=tests.support.file_keyring.FileKeyring (keyring calls cls())
         super().__init__()
+        path = path or os.environ.get("PAGEWISE_TEST_KEYRING")
+        if not path:    # TypeError: keyring's backend discovery then skips this class
+            raise TypeError("FileKeyring needs a path (or PAGEWISE_TEST_KEYRING)")
         self.path = Path(path)
 
     def _read(self) -> dict:

@@ -11,8 +11,11 @@ from pathlib import Path
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
-def serve_folder(root: Path, repo: str):
-    """Start a hub for `repo` whose files are those under root; returns (server, url)."""
+def serve_folder(root: Path, repo: str, cut_after: int | None = None, cuts: int = 1):
+    """Start a hub for `repo` whose files are those under root; returns (server, url).
+    cut_after: the first `cuts` downloads stop after that many bytes and drop the connection
+    (a network failure mid-file). server.ranges records each GET's Range start (0: none)."""
+    state = {"cuts": cuts if cut_after is not None else 0}
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args):  # keep test output clean
@@ -55,13 +58,21 @@ def serve_folder(root: Path, repo: str):
             if rng and rng.startswith("bytes="):
                 start = int(rng[6:].split("-")[0] or 0)
             body = data[start:]
+            server.ranges.append(start)
             if start:
                 self._headers(path, len(body), 206,
                               {"Content-Range": f"bytes {start}-{len(data) - 1}/{len(data)}"})
             else:
                 self._headers(path, len(body))
+            if state["cuts"] > 0 and len(body) > cut_after:
+                state["cuts"] -= 1
+                self.wfile.write(body[:cut_after])
+                self.wfile.flush()
+                self.close_connection = True
+                return
             self.wfile.write(body)
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.ranges = []
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}"

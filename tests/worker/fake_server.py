@@ -10,6 +10,8 @@ Faults (combinable):
   --silent-for S          print nothing for S seconds, then bind (a slow start with no progress)
   --hang                  bind and accept connections but never answer, print nothing
   --crash-after N         answer N chat requests, then die abruptly (os._exit) on the next one
+  --fail-requests STATUS  answer every chat request with HTTP STATUS and an OpenAI error body
+                          (a failed request from an engine that keeps running)
   --fail-launches K --state FILE   fail (exit 1 after --print lines) the first K launches that
                           share FILE, then start normally (for restart / downgrade loops)
 Replies echo the last user message ("echo: ...") so tests can check the round trip.
@@ -67,6 +69,10 @@ class Handler(BaseHTTPRequestHandler):
             print(f"fake: crashing after {srv.served} requests", flush=True)
             os._exit(70)
         srv.served += 1
+        if srv.fail_requests:
+            print(f"ERROR fake: request failed with HTTP {srv.fail_requests}", flush=True)
+            return self._send(srv.fail_requests, json.dumps(
+                {"error": {"message": f"fake failure {srv.fail_requests}", "type": "FakeError"}}).encode())
         user = [m["content"] for m in body["messages"] if m.get("role") == "user"][-1]
         text = f"echo: {user}"
         usage = {"prompt_tokens": len(user.split()), "completion_tokens": len(text.split()),
@@ -106,9 +112,10 @@ class Handler(BaseHTTPRequestHandler):
 class FakeServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, addr, api_key: str, crash_after: int | None):
+    def __init__(self, addr, api_key: str, crash_after: int | None, fail_requests: int | None = None):
         super().__init__(addr, Handler)
         self.api_key, self.crash_after, self.served = api_key, crash_after, 0
+        self.fail_requests = fail_requests
 
 
 def hang(port: int) -> None:
@@ -138,6 +145,7 @@ def main() -> None:
     ap.add_argument("--silent-for", type=float, default=0)
     ap.add_argument("--hang", action="store_true")
     ap.add_argument("--crash-after", type=int, default=None)
+    ap.add_argument("--fail-requests", type=int, default=None)
     ap.add_argument("--fail-launches", type=int, default=0)
     ap.add_argument("--state", type=Path, default=None)
     args = ap.parse_args()
@@ -155,7 +163,7 @@ def main() -> None:
         print(f"Loading weights: {100 * (1 - (end - time.monotonic()) / args.progress_for):.0f}%", flush=True)
         time.sleep(0.5)
     time.sleep(args.silent_for)
-    server = FakeServer(("127.0.0.1", args.port), args.api_key, args.crash_after)
+    server = FakeServer(("127.0.0.1", args.port), args.api_key, args.crash_after, args.fail_requests)
     print("fake: ready", flush=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     threading.Event().wait()

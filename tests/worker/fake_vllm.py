@@ -11,6 +11,12 @@ selector), then exits 1 — or starts and serves /health, /v1/models, /metrics a
                                oom, quant, backend, missing, arch, exit
         --fake-fail-runs K --fake-state FILE   scripted failure only for the first K launches
         --fake-oom-after N     answer N chat requests, then die of a CUDA OOM (a runtime failure)
+        --fake-stream-error    fail every chat request inside its stream the way vLLM's
+                               create_streaming_error_response does, with an empty message, and
+                               log an error line (the log wording is illustrative); the server lives on
+        --fake-request-status S   answer every chat request with HTTP S and vLLM's error body
+                               (a failed request; the server lives on)
+Streamed requests get SSE chunks, as from vLLM's server.
 Without --fake-gpu every memory check passes. The API key comes from VLLM_API_KEY, as in vLLM.
 """
 from __future__ import annotations
@@ -81,6 +87,8 @@ def parse(argv):
     p.add_argument("--fake-fail-runs", type=int)
     p.add_argument("--fake-state")
     p.add_argument("--fake-oom-after", type=int)
+    p.add_argument("--fake-stream-error", action="store_true")
+    p.add_argument("--fake-request-status", type=int)
     args, _ = p.parse_known_args(argv)     # vLLM flags we do not simulate are accepted and ignored
     return args
 
@@ -164,6 +172,18 @@ class Handler(BaseHTTPRequestHandler):
             return False
         return True
 
+    def _stream(self, events: list[dict], done: bool = False) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for event in events:
+            self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
+        if done:
+            self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+        self.close_connection = True
+
     def do_GET(self):
         if self.path == "/health":
             return self._send(200, b"")
@@ -191,8 +211,23 @@ class Handler(BaseHTTPRequestHandler):
             self._send(500, b'{"error":{"message":"EngineCore encountered an issue","type":"InternalServerError"}}')
             self.wfile.flush()
             os._exit(1)
+        if srv.args.fake_request_status:
+            status = srv.args.fake_request_status
+            log(f"fake: request failed with HTTP {status}", "ERROR", "APIServer pid=4241")
+            return self._send(status, json.dumps({"error": {"message": f"fake failure {status}",
+                                                            "type": "InternalServerError", "code": status}}).encode())
+        if srv.args.fake_stream_error:
+            log("ValueError: Failed to compile the JSON schema of the request's response_format", "ERROR",
+                "APIServer pid=4241")
+            error = {"error": {"message": "", "type": "BadRequestError", "param": None, "code": 400}}
+            return self._stream([{"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}, error])
         text = "echo: " + str(body.get("messages", [{}])[-1].get("content", ""))
         srv.tokens += len(text.split())
+        if body.get("stream"):
+            usage = {"prompt_tokens": 10, "completion_tokens": len(text.split()), "total_tokens": 20}
+            return self._stream([{"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]},
+                                 {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+                                 {"choices": [], "usage": usage}], done=True)
         reply = {"id": "chatcmpl-fake", "object": "chat.completion", "model": srv.name,
                  "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
                               "finish_reason": "stop"}],

@@ -156,8 +156,9 @@ class Rig:
     """start_fn for the switch: fake vLLM for AWQ plans, the real llama.cpp worker for GGUF ones."""
 
     def __init__(self, tmp: Path, gpu: str = "23.99:23.70:8.9", fail: str | None = None, runs: int | None = 1,
-                 llama_model: Path | None = None, oom_after: int | None = None):
+                 llama_model: Path | None = None, oom_after: int | None = None, extra: tuple = ()):
         self.tmp, self.gpu, self.fail, self.runs, self.oom_after = tmp, gpu, fail, runs, oom_after
+        self.extra = extra                     # more fake_vllm.py fault flags
         self.llama_model, self.started, self.plans = llama_model, [], []
         for model_id in PHYSICS:
             (tmp / model_id).mkdir(exist_ok=True)
@@ -173,6 +174,7 @@ class Rig:
                     fake += ["--fake-fail-runs", str(self.runs), "--fake-state", str(self.tmp / "runs")]
             if self.oom_after is not None:
                 fake += ["--fake-oom-after", str(self.oom_after)]
+            fake += list(self.extra)
             spec = vllm.launch_spec(plan, self.tmp / plan.model_id, plan.model_id, entry=[sys.executable, FAKE],
                                     extra_args=tuple(fake), ready_timeout_s=30, stall_timeout_s=15)
         else:

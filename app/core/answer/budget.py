@@ -26,3 +26,23 @@ def document_room(context_tokens: int, question: str = "") -> int:
     """Tokens left for document text in a prompt for `question`."""
     return (prompt_room(context_tokens) - estimate_tokens(prompts.template("system") + question)
             - TEMPLATE_MARGIN)
+
+
+# --- time: the prompt a first token within the user's wait can afford ------------------------------
+SPEED_MARGIN = 0.8           # prefill slows as the prompt grows (attention): aim a fifth under the target
+FOLLOW_UP_SHARE = 0.25       # a follow-up appends at most this share of the first question's budget
+
+
+def time_budget_tokens(target_s: float | None, prefill_tps: float | None, context_tokens: int) -> int:
+    """Prompt tokens allowed: the first-token target × the measured prefill speed of this model
+    on this machine (never a model's constant), within what the context holds. Without a
+    measured speed or a target, the context is the only limit."""
+    room = prompt_room(context_tokens)
+    if not target_s or not prefill_tps:
+        return room
+    return max(256, min(room, int(target_s * prefill_tps * SPEED_MARGIN)))
+
+
+def reading_seconds(tokens: int, prefill_tps: float | None) -> float | None:
+    """Expected time to read `tokens` new prompt tokens, from the measured speed."""
+    return round(tokens / prefill_tps, 1) if prefill_tps else None

@@ -4,6 +4,13 @@ A model's quote is checked against the text of the page it cites (normalised: li
 hyphenation, whitespace, case). A quote found on another page of the same document is
 re-pointed there; a near-verbatim quote (small slips) is replaced by the page's own words.
 Anything else stays unverified: shown as such, never silently dropped or trusted.
+A quote too short to mean anything on its own ("rent") is never verified (MIN_QUOTE_WORDS,
+MIN_QUOTE_CJK): a one-word match says nothing about the claim.
+
+Found on the page is not the same as supporting the answer, so a second, separate check
+(`supports`, in app.core.answer.support) scores each verified quote against the answer
+and the question; `with_support` fills Citation.support, and `checked` says in words what
+was checked ("quote found on p. 7"), which is what the badge shows.
 """
 from __future__ import annotations
 
@@ -12,10 +19,16 @@ import functools
 import re
 from dataclasses import dataclass, field
 
+from app.core.answer.injection import looks_like_instruction
 from app.core.textnorm import cjk_count, drop_cjk_spaces, join_hyphenation, normalize
 
 NEAR_MATCH = 0.88      # SequenceMatcher ratio accepted as "the same words, small slips"
 MIN_QUOTE_CHARS = 4
+# Shortest quote that is verified at all: every gold quote of dev.jsonl has ≥ 6 words or
+# ≥ 19 CJK characters, and the prompt asks for 5-40 words; 4 words / 8 CJK characters leave
+# room for a short clause ("the fee is 1,850") and refuse "rent", "Section 5", "违约金".
+MIN_QUOTE_WORDS = 4
+MIN_QUOTE_CJK = 8
 MAX_QUOTABLE = 1500    # more sentences than this: the quote stays a free string (checked afterwards)
 QUOTE_WORDS = 40       # the prompt asks for 5-40 words: longer sentences are offered cut to this
 QUOTE_CJK_CHARS = 80   # the same for Chinese (no spaces to count words by)
@@ -30,10 +43,37 @@ class Citation:
     verified: bool
     rects: tuple[tuple[float, float, float, float], ...] = field(default_factory=tuple)
     note: str = ""            # e.g. "page corrected from 3", "near-verbatim"
+    support: str = "unclear"  # "supports" | "unclear" | "contradicts" (support.supports)
+
+    @property
+    def checked(self) -> str:
+        """What was checked, in words: the badge text."""
+        if self.verified:
+            return f"quote found on p. {self.page}"
+        if quote_too_short(self.quote):
+            return "quote too short to check"
+        return "quote not found in the document"
 
     def to_dict(self) -> dict:
         return {"doc": self.doc, "page": self.page, "quote": self.quote,
-                "verified": self.verified, **({"note": self.note} if self.note else {})}
+                "verified": self.verified, "checked": self.checked, "support": self.support,
+                **({"note": self.note} if self.note else {})}
+
+
+def quote_too_short(quote: str) -> bool:
+    """Fewer than MIN_QUOTE_WORDS words and fewer than MIN_QUOTE_CJK CJK characters."""
+    text = " ".join(quote.split())
+    return len(text.split()) < MIN_QUOTE_WORDS and cjk_count(text) < MIN_QUOTE_CJK
+
+
+def with_support(citations: list[Citation], answer: str, question: str) -> list[Citation]:
+    """The citations with `support` set by the second check: whether each quote (verified
+    ones only: an unverified quote supports nothing) backs the answer's claim."""
+    from dataclasses import replace
+
+    from app.core.answer.support import supports
+    return [replace(c, support=supports(c.quote, answer, question) if c.verified else "unclear")
+            for c in citations]
 
 
 @dataclass(frozen=True)
@@ -76,8 +116,9 @@ def quotable(context: str) -> tuple[str, ...]:
         text = drop_cjk_spaces(" ".join(join_hyphenation(block).split()))
         for sentence in _SENTENCE_END.split(text):
             sentence = _cut(sentence.strip())
-            cjk = cjk_count(sentence)
-            if cjk >= 6 or (len(sentence.split()) >= 4 and len(sentence) >= 12):
+            long_enough = cjk_count(sentence) >= MIN_QUOTE_CJK or (
+                len(sentence.split()) >= MIN_QUOTE_WORDS and len(sentence) >= 12)
+            if long_enough and not looks_like_instruction(sentence):   # never offer an injection
                 out[sentence] = None
                 if len(out) > MAX_QUOTABLE:
                     return ()
@@ -94,7 +135,7 @@ def _cut(sentence: str) -> str:
 def locate(quote: str, page: int, pages: dict[int, str]) -> Match | None:
     """Find the quote on the cited page, else on its neighbours, else anywhere in the document."""
     quote_n = normalize(quote)
-    if len(quote_n) < MIN_QUOTE_CHARS:
+    if len(quote_n) < MIN_QUOTE_CHARS or quote_too_short(quote_n):
         return None
     order = [page, page - 1, page + 1] + [p for p in sorted(pages) if abs(p - page) > 1]
     normed = {p: normalize(pages[p]) for p in order if p in pages}

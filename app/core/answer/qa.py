@@ -12,15 +12,18 @@ from app.core import textnorm
 from app.core.answer import prompts
 from app.core.answer.budget import (
     ANSWER_TOKENS,
-    document_room,
+    FOLLOW_UP_SHARE,
+    TEMPLATE_MARGIN,
     estimate_tokens,
     prompt_room,
+    reading_seconds,
+    time_budget_tokens,
 )
 from app.core.answer.citations import Citation, quotable, verify
+from app.core.answer.conversation import Conversation, Passage
 from app.core.failures import BadInput
 
-RETRIEVAL_PAGES = 6          # pages sent in retrieval mode (before the token budget trims them)
-MAX_FIRST_WAIT_S = 25.0      # a whole-document first answer slower than this → retrieval
+RETRIEVAL_PAGES = 6          # candidate pages in retrieval mode (the time budget takes the best that fit)
 
 
 class ChatBackend(Protocol):
@@ -39,11 +42,13 @@ class Answer:
     engine: dict = field(default_factory=dict)
     raw: str = ""
     usage: dict = field(default_factory=dict)
+    context: dict = field(default_factory=dict)   # tokens, passages, budget_tokens of this prompt
 
     def to_dict(self) -> dict:
         return {"answer": self.text, "citations": [c.to_dict() for c in self.citations],
                 "mode": self.mode, "not_stated": self.not_stated,
-                "engine": self.engine, "timing": self.timing}
+                "engine": self.engine, "timing": self.timing, "usage": self.usage,
+                "context": self.context}
 
 
 @dataclass(frozen=True)
@@ -64,33 +69,53 @@ def whole_context(library, refs: list[DocRef]) -> str:
     return "\n\n".join(parts)
 
 
-def retrieval_context(library, refs: list[DocRef], question: str, budget: int) -> str:
-    """Best pages for the question, each document getting its share (comparisons need both)."""
-    per_doc = max(2, RETRIEVAL_PAGES // len(refs))
+def ranked_hits(library, refs: list[DocRef], question: str, per_doc: int | None = None) -> list[tuple[DocRef, object]]:
+    """The best pages for the question, each document getting its share (comparisons need
+    both), interleaved by rank: what retrieval takes from, best first."""
+    per_doc = per_doc or max(2, RETRIEVAL_PAGES // len(refs))
     ranked = []
     for ref in refs:
         hits = library.search(question, doc_ids=[ref.doc_id], k=per_doc)
         ranked += [(i, ref, h) for i, h in enumerate(hits)]
-    ranked.sort(key=lambda t: (t[0], -t[2].score))      # interleave documents by rank
-    parts, used = [], 0
-    for _, ref, hit in ranked:
-        text = library.page_text(ref.doc_id, hit.page).strip()
-        block = f"[doc {ref.number}, p. {hit.page}]\n{text}"
-        cost = estimate_tokens(block)
-        if used + cost > budget:
+    ranked.sort(key=lambda t: (t[0], -t[2].score))
+    return [(ref, hit) for _, ref, hit in ranked]
+
+
+def pick_passages(library, ranked, budget: int, conv: Conversation | None = None,
+                  at_least_one: bool = True) -> list[Passage]:
+    """Passages in rank order while they fit `budget` tokens: a page whole when it fits, else
+    the matching passage of it; the best one always (cut to the budget if it must be); those
+    already in the conversation are skipped (they are in the context already)."""
+    out, used = [], 0
+    for ref, hit in ranked:
+        page = library.page_text(ref.doc_id, hit.page).strip()
+        if conv is not None and conv.has(ref.number, hit.page, hit.text.strip()):
             continue
-        parts.append(block)
-        used += cost
-    return "\n\n".join(parts)
+        for text in (page, hit.text.strip()):
+            cost = estimate_tokens(text) + 12
+            if text and used + cost <= budget:
+                out.append(Passage(ref.number, hit.page, text))
+                used += cost
+                break
+        else:
+            if at_least_one and not out and not used:
+                cut = hit.text.strip()[: max(200, int(budget * 3))]   # ~3 chars a token, conservative
+                out.append(Passage(ref.number, hit.page, cut))
+                used += estimate_tokens(cut)
+    return out
 
 
-def choose_mode(doc_tokens: int, budget: int, prefill_tps: float | None, cached: bool) -> str:
-    """Whole document when it fits and the first answer will not keep the user waiting."""
-    if doc_tokens > budget:
+def retrieval_context(library, refs: list[DocRef], question: str, budget: int) -> str:
+    """The retrieved passages for a one-off question under `budget` tokens, as prompt text."""
+    return "\n\n".join(p.block for p in pick_passages(library, ranked_hits(library, refs, question), budget))
+
+
+def choose_mode(doc_tokens: int, room: int, time_budget: int, cached: bool) -> str:
+    """Whole documents when they fit the context and either are read already (their KV state
+    is kept) or fit the time budget; otherwise the best passages up to the budget."""
+    if doc_tokens > room:
         return "retrieval"
-    if cached or not prefill_tps:
-        return "whole-document"
-    return "whole-document" if doc_tokens / prefill_tps <= MAX_FIRST_WAIT_S else "retrieval"
+    return "whole-document" if cached or doc_tokens <= time_budget else "retrieval"
 
 
 _ANSWER_FIELD = re.compile(r'"answer"\s*:\s*"((?:[^"\\]|\\.)*)', re.S)
@@ -194,20 +219,6 @@ def count_tokens(client, msgs: list[dict]) -> int:
         return sum(estimate_tokens(m["content"]) for m in msgs) + 16
 
 
-def _retrieval_messages(library, refs, question, client, context_tokens: int) -> tuple[list[dict], str, int]:
-    """Retrieved pages under the budget; shrink until the exact count fits (CJK costs vary).
-    Returns the messages, the context they carry and their token count."""
-    room, budget = prompt_room(context_tokens), document_room(context_tokens, question)
-    for _ in range(6):
-        context = retrieval_context(library, refs, question, budget)
-        msgs = prompts.messages(context, question, whole=False)
-        used = count_tokens(client, msgs)
-        if used <= room:
-            break
-        budget = int(budget * room / used) - 64
-    return msgs, context, used
-
-
 def answer_schema(context: str, question: str, msgs: list[dict] | None = None,
                   prompt_tokens: int | None = None) -> dict:
     """The JSON schema the reply is generated under: quotes from this context only, the
@@ -220,32 +231,116 @@ def answer_schema(context: str, question: str, msgs: list[dict] | None = None,
     return prompts.answer_schema(quotable(context), prompts.answer_chars(lang, ANSWER_TOKENS, ratio))
 
 
+@dataclass
+class Reading:
+    """What the engine is about to read, said before the answer starts."""
+    mode: str
+    prompt_tokens: int            # the whole prompt
+    new_tokens: int               # of it, what the engine does not hold yet (estimate)
+    passages: int
+    budget_tokens: int
+    seconds: float | None         # expected time to the first token, from the measured speed
+    new_context: bool = False     # the conversation's context overflowed: a new one began
+
+    def line(self) -> str:
+        what = "the documents" if self.mode == "whole-document" else f"{self.passages} passages"
+        eta = f" ≈ {self.seconds:.0f} s" if self.seconds is not None else ""
+        fresh = " (a new context: the conversation no longer fits)" if self.new_context else ""
+        return f"reading {self.new_tokens:,} new tokens of {what}{eta}{fresh}"
+
+
 def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context_tokens: int,
         on_delta: Callable[[str], None] | None = None, cancel: threading.Event | None = None,
-        mode: str = "auto", prefill_tps: float | None = None, cached: bool = False) -> Answer:
+        mode: str = "auto", prefill_tps: float | None = None, cached: bool = False,
+        conversation: Conversation | None = None, target_s: float | None = None,
+        on_reading: Callable[[Reading], None] | None = None,
+        on_progress: Callable[[int, int], None] | None = None, stall_s: float | None = None) -> Answer:
+    """Answer one question; with `conversation`, as a follow-up in that conversation (its
+    context grows append-only, so the engine reuses what it read). `target_s` × `prefill_tps`
+    is the prompt budget (the time to the first token the user waits)."""
     if not question.strip():
         raise BadInput("the question is empty")
+    conv = conversation if conversation is not None else Conversation()
+    doc_ids = [r.doc_id for r in refs]
     room = prompt_room(context_tokens)
-    msgs = None
-    if mode != "retrieval":
-        context = whole_context(library, refs)
-        msgs = prompts.messages(context, question, whole=True)
-        tokens = count_tokens(client, msgs)
-        if mode == "auto":
-            mode = choose_mode(tokens, room, prefill_tps, cached)
-        elif tokens > room:
-            mode = "retrieval"
-    if mode == "retrieval":
-        msgs, context, tokens = _retrieval_messages(library, refs, question, client, context_tokens)
+    budget = time_budget_tokens(target_s, prefill_tps, context_tokens)
+    new_context = False
+    if tuple(doc_ids) != conv.doc_ids:
+        conv.begin(doc_ids, "", budget)
+    # whole documents: when asked for, or (auto) when read already or within the time budget;
+    # a retrieval conversation moves to whole documents once they are read (cheap then)
+    want_whole = False
+    if mode == "whole-document" or (mode == "auto" and conv.mode != "whole-document"
+                                     and (cached or not conv.turns)):
+        whole = whole_context(library, refs)
+        tokens = count_tokens(client, prompts.messages(whole, question, whole=True))
+        want_whole = tokens <= room if mode == "whole-document" else \
+            choose_mode(tokens, room, budget if prefill_tps else room, cached) == "whole-document"
+    if want_whole and conv.mode != "whole-document":
+        new_context = bool(conv.turns)
+        conv.begin(doc_ids, "whole-document", budget, whole_text=whole)
+    elif mode == "retrieval" and conv.mode == "whole-document" or conv.mode == "":
+        new_context = bool(conv.turns)
+        conv.begin(doc_ids, "retrieval", budget)
+    msgs, new, used = _build(library, refs, question, client, conv, room, budget)
+    if used > room:                      # the conversation no longer fits: a new context
+        new_context = True
+        conv.begin(doc_ids, conv.mode, budget, whole_text=conv.whole_text)
+        msgs, new, used = _build(library, refs, question, client, conv, room, budget)
+    fresh = max(0, used - conv.cached_tokens_estimate()) if conv.turns else (0 if cached else used)
+    if conv.mode == "whole-document" and cached and not conv.turns:
+        fresh = max(0, used - count_tokens(client, prompts.messages(conv.whole_text, "", whole=True)))
+    reading = Reading(conv.mode, used, fresh, len(new) if conv.mode == "retrieval" else len(refs),
+                      budget, reading_seconds(fresh, prefill_tps), new_context)
+    if on_reading:
+        on_reading(reading)
+    context = conv.context_text(new)
+    schema = answer_schema(context, question, msgs, used)
     start = time.perf_counter()
-    schema = answer_schema(context, question, msgs, tokens)
-    result = client.chat(msgs, json_schema=schema, max_tokens=ANSWER_TOKENS, on_delta=on_delta, cancel=cancel)
+    result = client.chat(msgs, json_schema=schema, max_tokens=ANSWER_TOKENS, on_delta=on_delta, cancel=cancel,
+                         **_optional(on_progress=on_progress, stall_s=stall_s))
+    conv.add(new, question, result.text, result.prompt_tokens or used, result.completion_tokens)
     text, cites = parse_reply(result.text)
     if len(text) >= prompts.answer_bound(schema) and not text.endswith("…"):
         text += " …"                              # the schema's bound closed it mid-sentence
     citations = _verify_all(library, refs, cites)
-    return Answer(text=text, citations=citations, mode=mode,
+    return Answer(text=text, citations=citations, mode=conv.mode,
                   not_stated=is_not_stated(text, citations), raw=result.text,
-                  timing={"ttft_s": round(result.ttft_s, 3), "total_s": round(time.perf_counter() - start, 3)},
+                  timing={"ttft_s": round(result.ttft_s, 3), "total_s": round(time.perf_counter() - start, 3),
+                          "estimated_ttft_s": reading.seconds},
                   usage={"prompt_tokens": result.prompt_tokens, "cached_tokens": result.cached_tokens,
-                         "completion_tokens": result.completion_tokens})
+                         "completion_tokens": result.completion_tokens},
+                  context={"tokens": used, "passages": len(conv.passages()) if conv.mode == "retrieval" else 0,
+                           "budget_tokens": budget, "turn": len(conv.turns), "new_context": new_context})
+
+
+def _optional(**kwargs) -> dict:
+    """Keyword arguments a backend takes only when they are set (test doubles need not)."""
+    return {k: v for k, v in kwargs.items() if v is not None}
+
+
+def _build(library, refs, question, client, conv: Conversation, room: int, budget: int):
+    """This turn's messages: whole documents (first turn) or the passages it adds, then the
+    question. A first question's passages shrink until the exact count fits the context."""
+    if conv.mode == "whole-document":
+        msgs = conv.messages(question, [])
+        return msgs, [], count_tokens(client, msgs)
+    ranked = ranked_hits(library, refs, question)
+    if conv.turns:                       # a follow-up appends a share of the first budget
+        share = int(conv.first_budget * FOLLOW_UP_SHARE)
+        allowance = share - estimate_tokens(question + conv.turns[-1].reply)
+        new = pick_passages(library, ranked, max(0, allowance), conv, at_least_one=False)
+        if not new and allowance < share and ranked and not conv.has(
+                ranked[0][0].number, ranked[0][1].page, ranked[0][1].text.strip()):
+            new = pick_passages(library, ranked[:1], share, conv, at_least_one=False)  # the best one, if it fits
+        msgs = conv.messages(question, new)
+        return msgs, new, count_tokens(client, msgs)
+    limit = min(budget, room) - estimate_tokens(prompts.template("system") + question) - TEMPLATE_MARGIN
+    for _ in range(6):
+        new = pick_passages(library, ranked, max(limit, 64))
+        msgs = conv.messages(question, new)
+        used = count_tokens(client, msgs)
+        if used <= room:
+            break
+        limit = int(limit * room / used) - 64
+    return msgs, new, used

@@ -31,6 +31,11 @@ class ReadingMemory:
         self.data["prefill_tps"][model] = round(tps if old is None else 0.5 * old + 0.5 * tps, 1)
         self._save()
 
+    def set_prefill(self, model: str, tps: float) -> None:
+        """A measured speed (the engine's calibration at start), kept as it is."""
+        self.data["prefill_tps"][model] = round(tps, 1)
+        self._save()
+
     @staticmethod
     def _key(model: str, doc_ids: list[int]) -> str:
         return f"{model}:{','.join(map(str, sorted(doc_ids)))}"

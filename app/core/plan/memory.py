@@ -19,8 +19,19 @@ CUDA_CONTEXT = 0.5 * GiB       # per-process CUDA context + cuBLAS workspace, ou
 NCCL_BUFFERS = 0.25 * GiB      # tensor-parallel all-reduce buffers, per GPU
 KV_SAFETY = 0.97               # keep 3% of the KV estimate back (block rounding, fragmentation)
 RAM_RESERVE = 2.0 * GiB        # the app, PyMuPDF and the OS keep this much when the engine is on CPU
-LLAMA_GPU_RESERVE = 1.0 * GiB  # llama.cpp: CUDA context + compute buffers at batch 512
+# llama.cpp on a GPU, measured on the H200 with a 7B (Qwen2.5-7B geometry, Q4_1) at 32K context:
+# besides its model and KV buffers the worker held 717 MiB (CUDA context, cuBLAS, host buffers) and
+# a compute buffer of 1,886 MiB (1,942 with a partial offload): without flash attention it holds one
+# micro-batch's attention scores over the whole context (docs/gpu-results.md, issue 21).
+LLAMA_CUDA_OVERHEAD = 0.75 * GiB
+LLAMA_UBATCH = 512
 UTIL_24GB, UTIL_SMALL = 0.92, 0.85
+# Sized to the need: on a card far larger than the plan needs, vLLM reserves only weights +
+# activations + KV for SIZED_SEQS sequences of max_model_len + SIZED_MARGIN, not 92 % of the card
+# (an 8K plan on the 140 GB H200 took 128.6 GiB, 5.97 M tokens of KV, and started twice as slowly).
+# The KV here is exact (no KV_SAFETY): the second sequence is the slack.
+SIZED_SEQS = 2
+SIZED_MARGIN = 0.4 * GiB
 
 
 def weights_bytes(spec: ModelSpec) -> float:
@@ -86,11 +97,33 @@ def vllm_budget_needed(spec: ModelSpec, tokens: int, tp: int = 1, fp8: bool = Fa
     return weights_bytes(spec) / tp + activation_bytes(spec) + kv + (NCCL_BUFFERS if tp > 1 else 0)
 
 
+def util_for_need(spec: ModelSpec, tokens: int, total: int, tp: int = 1, fp8: bool = False,
+                  seqs: int = SIZED_SEQS) -> float:
+    """Utilisation (rounded up to 1e-4) that holds `seqs` sequences of `tokens` plus the margin."""
+    kv = tokens * seqs * spec.kv_bytes_per_token(1 if fp8 else 2) / tp
+    budget = weights_bytes(spec) / tp + activation_bytes(spec) + kv + SIZED_MARGIN
+    budget += NCCL_BUFFERS if tp > 1 else 0
+    return math.ceil(budget / total * 10_000) / 10_000
+
+
+def llama_compute_bytes(spec: ModelSpec, n_ctx: int) -> float:
+    """llama.cpp's GPU compute buffer: n_ubatch × n_ctx × query heads × 4 bytes of attention
+    scores + 0.1 GiB. The catalogue gives KV heads only; 8 query heads per KV head bounds the
+    models it names (Qwen2.5-7B has 7, so 2,150 MiB is reserved for the 1,886 measured)."""
+    heads = getattr(spec, "heads", 0) or 8 * spec.kv_heads
+    return LLAMA_UBATCH * n_ctx * heads * 4 + 0.1 * GiB
+
+
+def llama_gpu_reserve(spec: ModelSpec, n_ctx: int) -> float:
+    """VRAM a llama.cpp worker uses besides its layers' weights and KV, with any layer offloaded."""
+    return LLAMA_CUDA_OVERHEAD + llama_compute_bytes(spec, n_ctx)
+
+
 def llama_gpu_layers(spec: ModelSpec, free: int, n_ctx: int) -> int:
     """Layers of a GGUF model that fit in `free` VRAM with their share of an f16 KV cache of
     n_ctx tokens (llama.cpp keeps each offloaded layer's KV on the GPU). -1 = all of them."""
     per_layer = spec.size_gb * 1e9 / spec.layers + n_ctx * spec.kv_bytes_per_token() / spec.layers
-    room = free - LLAMA_GPU_RESERVE
+    room = free - llama_gpu_reserve(spec, n_ctx)
     if room <= 0:
         return 0
     n = int(room // per_layer)

@@ -79,7 +79,7 @@ def explain(plan: Plan) -> str:
     """One line: '24 GB RTX 4090 → vLLM AWQ qwen2.5-14b-instruct-awq, util 0.92, 56K context; 128K would need 38 GB'."""
     ctx = f"{fmt_tokens(plan.max_model_len)} context"
     if plan.engine == "remote":
-        return f"{plan.base_url} → remote model {plan.model_id}, {ctx}"
+        return f"remote: {plan.base_url} → model {plan.model_id}, {ctx}"
     if plan.engine == "vllm":
         extras = [f"util {plan.gpu_memory_utilization:.2f}", ctx]
         extras += ["fp8 KV cache"] * (plan.kv_cache_dtype == "fp8")

@@ -8,12 +8,17 @@ from dataclasses import dataclass
 
 from app.core.documents.chunking import Piece
 from app.core.search.queries import Query, quote
-from app.core.search.tokens import index_text, section_token
+from app.core.search.tokens import index_text, phrase_word, section_token
 
 # Column weights for bm25(): body, section labels, headings, document title.
 # Headings (clause titles, chapter names; also tried: defined terms) are stored but not
 # scored: boosting them (weights 0.5-4) lowered recall@1 on dev.jsonl (EN 0.73 → 0.66-0.68).
 WEIGHTS = (1.0, 6.0, 0.0, 1.0)
+# A multi-page chunk is attributed to the page whose part holds most query terms. Chinese
+# words of 3+ characters are phrases of bigrams ("承担 担责 责任"), which the five-letter
+# prefix test never matched, so Chinese chunks fell back to their first page.
+PHRASE_PAGES = True
+TIE_BY_COUNT = False
 
 
 # FTS5 gathers new terms in memory and writes an index segment each time they pass
@@ -45,6 +50,7 @@ class ChunkHit:
     section: str
     text: str
     score: float
+    page_start: int = 0     # first page of the chunk (0: unknown); `page` is the page it is attributed to
 
 
 def search_chunks(con: sqlite3.Connection, query: Query, doc_ids: list[int] | None,
@@ -62,7 +68,7 @@ def search_chunks(con: sqlite3.Connection, query: Query, doc_ids: list[int] | No
         args += list(doc_ids)
     rows = con.execute(sql + " ORDER BY s LIMIT ?", args + [limit]).fetchall()
     weights = _idf(con, query.terms) if any(len(json.loads(r[6])) > 1 for r in rows) else {}
-    return [ChunkHit(cid, doc, _best_page(text, json.loads(spans), weights), end, sec, text, -s)
+    return [ChunkHit(cid, doc, _best_page(text, json.loads(spans), weights), end, sec, text, -s, start)
             for cid, doc, start, end, sec, text, spans, s in rows]
 
 
@@ -70,11 +76,11 @@ def chunk_hits(con: sqlite3.Connection, chunk_ids: list[int], query: Query) -> l
     """Chunks found by other means (dense vectors), attributed to pages like BM25 hits."""
     if not chunk_ids:
         return []
-    rows = con.execute("SELECT id, doc_id, page_end, section, text, spans FROM chunks WHERE id IN "
+    rows = con.execute("SELECT id, doc_id, page_start, page_end, section, text, spans FROM chunks WHERE id IN "
                        f"({','.join('?' * len(chunk_ids))})", list(chunk_ids)).fetchall()
     weights = _idf(con, query.terms)
-    return [ChunkHit(cid, doc, _best_page(text, json.loads(spans), weights), end, sec, text, 0.0)
-            for cid, doc, end, sec, text, spans in rows]
+    return [ChunkHit(cid, doc, _best_page(text, json.loads(spans), weights), end, sec, text, 0.0, start)
+            for cid, doc, start, end, sec, text, spans in rows]
 
 
 def _idf(con: sqlite3.Connection, terms: tuple[str, ...]) -> dict[str, float]:
@@ -94,9 +100,12 @@ def docs_using(con: sqlite3.Connection, term: str) -> int:
                        "WHERE chunk_fts MATCH ?", ("body : " + quote(term),)).fetchone()[0]
 
 
-def _holds(term: str, words: list[str], prefixes: set[str]) -> bool:
+def _holds(term: str, words: list[str], prefixes: set[str], joined: str = "") -> bool:
     """Whether a page part holds a query term: a backed-off root ("audit*") as any word's
-    start, another term by its first five letters."""
+    start, a Chinese word written as the phrase of its bigrams ("承担 担责 责任") as that
+    word, another term by its first five letters."""
+    if " " in term and PHRASE_PAGES:
+        return phrase_word(term) in joined
     if term.endswith("*"):
         return any(w.startswith(term[:-1]) for w in words)
     return term[:5] in prefixes
@@ -112,7 +121,10 @@ def _best_page(text: str, spans: list[list[int]], weights: dict[str, float]) -> 
         seg = index_text(text[start:stop]).casefold()
         words = seg.split()
         prefixes = {w[:5] for w in words}   # crude stemming: "payments" ~ "payment"
-        score = sum(w for t, w in weights.items() if _holds(t, words, prefixes))
+        joined = "".join(text[start:stop].split()).casefold()
+        score = sum(w for t, w in weights.items() if _holds(t, words, prefixes, joined))
+        if TIE_BY_COUNT:   # equal evidence: the part that repeats the terms more ("工资" ×5 against ×1)
+            score += 1e-3 * sum(joined.count(phrase_word(t).casefold()) for t in weights if not t.endswith("*"))
         if score > best_score:
             best, best_score = page, score
     return best

@@ -43,3 +43,10 @@ def section_token(key: str) -> str:
     """'5.2' → 'sec5d2': one token, so 'Section 5.2' never matches clause 5.20 or 2.5."""
     return "sec" + key.replace(".", "d")
 
+
+
+def phrase_word(term: str) -> str:
+    """A query term back to its word: "平均 均工 工资" (a jieba word as the phrase of its
+    bigrams) → "平均工资"; any other term as it is."""
+    parts = term.split(" ")
+    return parts[0] + "".join(p[1:] for p in parts[1:]) if len(parts) > 1 else term

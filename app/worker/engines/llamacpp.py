@@ -46,14 +46,31 @@ def classify(lines: list[str]) -> errors.StartError | None:
     return None
 
 
+def worker_command() -> list[str]:
+    """How to start our worker: `python -m app.worker.llama_server` from a source tree or venv;
+    inside a frozen bundle (PyInstaller) there is no `-m`: the bundle's own program is started with
+    `--worker`, which app/__main__.py hands to llama_server.main."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable, "--worker"]
+    return [sys.executable, "-m", "app.worker.llama_server"]
+
+
+def worker_cwd() -> Path:
+    """The source tree (so `-m app…` imports this checkout), or the bundle's folder when frozen."""
+    if getattr(sys, "frozen", False):
+        return Path(sys.executable).resolve().parent
+    return Path(__file__).resolve().parents[3]
+
+
 def launch_spec(model_path: Path, n_ctx: int, n_gpu_layers: int = 0, threads: int | None = None,
                 kv_dir: Path | None = None, model_name: str = "local", host: str = "127.0.0.1",
-                kv_store: bool = True, kv_max_gb: float | None = None, ready_timeout_s: float = 300, stall_timeout_s: float = 60) -> LaunchSpec:
+                kv_store: bool = True, kv_max_gb: float | None = None, ready_timeout_s: float = 300, stall_timeout_s: float = 60,
+                calibrate_tokens: int = 0) -> LaunchSpec:
     """A fresh port and key per launch. The key travels in the environment, not argv (`ps` shows argv)."""
     port, key = free_port(host), random_key()
-    argv = [sys.executable, "-m", "app.worker.llama_server", "--model", str(Path(model_path).resolve()), "--host", host,
-            "--port", str(port), "--n-ctx", str(n_ctx), "--n-gpu-layers", str(n_gpu_layers),
-            "--model-name", model_name]
+    argv = worker_command() + ["--model", str(Path(model_path).resolve()), "--host", host,
+                               "--port", str(port), "--n-ctx", str(n_ctx), "--n-gpu-layers", str(n_gpu_layers),
+                               "--model-name", model_name]
     if threads:
         argv += ["--threads", str(threads)]
     if kv_dir:
@@ -62,10 +79,12 @@ def launch_spec(model_path: Path, n_ctx: int, n_gpu_layers: int = 0, threads: in
         argv += ["--kv-max-gb", str(kv_max_gb)]
     if not kv_store:
         argv += ["--no-kv-store"]
+    if calibrate_tokens:          # measure prefill speed once, before any KV state is restored
+        argv += ["--calibrate-tokens", str(calibrate_tokens)]
     where = "CPU" if n_gpu_layers == 0 else f"{n_gpu_layers} layers on GPU"
     return LaunchSpec(argv=argv, env={"PAGEWISE_WORKER_KEY": key}, base_url=f"http://{host}:{port}/v1",
                       api_key=key, model_name=model_name, engine="llamacpp", progress_patterns=PROGRESS,
                       classify=classify, ready_timeout_s=ready_timeout_s, stall_timeout_s=stall_timeout_s,
-                      cwd=Path(__file__).resolve().parents[3],
+                      cwd=worker_cwd(),
                       description=f"llama.cpp, {where}, {n_ctx // 1024}K context",
                       extra={"n_ctx": n_ctx, "n_gpu_layers": n_gpu_layers, "port": port})

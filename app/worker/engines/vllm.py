@@ -162,13 +162,19 @@ def _yarn_override(plan: Plan, model_path: Path) -> str:
     return json.dumps({"rope_parameters": rope}, separators=(",", ":"))
 
 
+def util_text(util: float) -> str:
+    """0.92 → "0.92", 0.0417 → "0.0417": a plan sized to its need on a large card is a few
+    hundredths, where two decimals would round away gigabytes."""
+    return f"{util:.4f}".rstrip("0").rstrip(".")
+
+
 def server_args(plan: Plan, model_path: Path, served_name: str, host: str, port: int,
                 quantization: str | None = None) -> list[str]:
     """The flags after `python -m vllm.entrypoints.openai.api_server`."""
     args = ["--model", str(model_path), "--served-model-name", served_name, "--host", host,
             "--port", str(port), "--max-model-len", str(plan.max_model_len)]
     if plan.gpu_memory_utilization is not None:
-        args += ["--gpu-memory-utilization", f"{plan.gpu_memory_utilization:.2f}"]
+        args += ["--gpu-memory-utilization", util_text(plan.gpu_memory_utilization)]
     if quantization:
         args += ["--quantization", quantization]
     if plan.kv_cache_dtype != "auto":
@@ -214,6 +220,7 @@ def install_key() -> str:
     try:
         key = path.read_text(encoding="utf-8").strip()
         if len(key) >= 32:
+            paths.private_file(path, create=False)      # 0600 even if an earlier version left it looser
             return key
     except OSError:
         pass
@@ -236,7 +243,7 @@ def launch_spec(plan: Plan, model_path: Path, served_name: str, *, host: str = "
         child_env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in plan.devices)
     child_env.update(env or {})
     extras = " fp8 KV" * (plan.kv_cache_dtype == "fp8") + " eager" * plan.enforce_eager
-    util = f"util {plan.gpu_memory_utilization:.2f}, " if plan.gpu_memory_utilization is not None else ""
+    util = f"util {util_text(plan.gpu_memory_utilization)}, " if plan.gpu_memory_utilization is not None else ""
     return LaunchSpec(argv=argv, env=child_env, base_url=f"http://{host}:{port}/v1", api_key=key,
                       model_name=served_name, engine="vllm", progress_patterns=PROGRESS, classify=classify,
                       ready_timeout_s=ready_timeout_s, stall_timeout_s=stall_timeout_s,

@@ -1,0 +1,52 @@
+"""`pagewise review FILE… --template contract|deadlines|risks|summary [--json]`: a whole-
+document task, by map-reduce over page groups when the documents do not fit the context
+(app/core/answer/review.py). Progress ("part 3 of 12") on stderr."""
+from __future__ import annotations
+
+import sys
+
+
+def run(args, add_all, status_printer):
+    """`add_all(lib, files, password, quiet)` and `status_printer()` are app.commands' own
+    (passed in: this module must not import app.commands, which imports it)."""
+    from app.core.answer import qa, review
+    from app.core.library import Library
+    from app.worker.runtime import EngineRuntime
+
+    lib = Library()
+    infos = add_all(lib, args.files, args.password, quiet=args.json)
+    refs = [qa.DocRef(n, i.id, f) for n, (i, f) in enumerate(zip(infos, args.files), start=1)]
+    runtime = EngineRuntime(model_id=args.model, on_status=None if args.json else status_printer())
+
+    def on_part(k: int, n: int, part) -> None:
+        print(f"[review] part {k} of {n}: {part.doc.label} pp. {part.first_page}-{part.last_page}",
+              file=sys.stderr, flush=True)
+    try:
+        runtime.start()
+        result = review.review(lib, refs, args.template, runtime.client, runtime.plan.max_model_len,
+                               on_part=on_part, group_pages=args.group_pages, force_parts=args.parts)
+    finally:
+        runtime.stop()
+    data = result.to_dict()
+    if runtime.plan is not None:
+        from app.core.plan import planner
+        data["engine"] = {"summary": planner.explain(runtime.plan)}
+    lib.add_exchange([i.id for i in infos], f"[review: {args.template}]", _json(data))
+    return data, format_review(result)
+
+
+def format_review(result) -> str:
+    lines = [result.text or "(no answer)", ""]
+    for n, c in enumerate(result.citations, start=1):
+        badge = "verified" if c.verified else "UNVERIFIED"
+        lines.append(f"[{n}] {c.doc} p. {c.page} [{badge}]: \u201c{c.quote}\u201d")
+    if not result.citations:
+        lines.append("(no citations)")
+    if result.parts:
+        lines.append(f"\n{len(result.parts)} parts, {result.timing.get('total_s', 0):.0f} s")
+    return "\n".join(lines)
+
+
+def _json(data) -> str:
+    import json
+    return json.dumps(data, ensure_ascii=False)

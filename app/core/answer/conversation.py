@@ -1,0 +1,135 @@
+"""One conversation's context, grown append-only so every follow-up shares its prefix.
+
+The engine keeps the KV state of the last prompt (and our llama.cpp worker keeps long ones on
+disk), so a follow-up costs only what it adds — as long as the prompt up to there is exactly
+what was sent before. A conversation is therefore kept as its turns: the passages each turn
+added (in order, never moved or dropped), the question, and the model's reply as it was
+generated. A follow-up appends the passages it needs that are not there yet, then its question.
+When the context would overflow, a new conversation starts (the caller says so).
+
+Saved as JSON under the cache folder per document set, so a follow-up after a restart builds
+the same prefix and the worker restores it from its disk store.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from app.core import paths
+from app.core.answer import prompts
+from app.core.settings import atomic_write
+
+
+@dataclass(frozen=True)
+class Passage:
+    doc: int                      # the document's number in the prompt
+    page: int
+    text: str
+
+    @property
+    def block(self) -> str:
+        return f"[doc {self.doc}, p. {self.page}]\n{self.text.strip()}"
+
+
+@dataclass
+class Turn:
+    passages: list[Passage]       # what this turn added to the context (whole documents: one block each)
+    question: str
+    reply: str                    # the model's raw reply, as generated: it is part of the prefix
+
+
+@dataclass
+class Conversation:
+    doc_ids: tuple[int, ...] = ()
+    mode: str = ""                # "" (nothing asked yet) | "whole-document" | "retrieval"
+    turns: list[Turn] = field(default_factory=list)
+    first_budget: int = 0         # the first question's prompt budget (follow-ups get a share)
+    whole_text: str = ""          # whole-document mode: the documents' text, sent in the first turn
+    last_prompt_tokens: int = 0   # the last prompt's size and its reply's: what the engine holds
+    last_reply_tokens: int = 0
+    restarts: int = 0             # times the context overflowed and a new one began
+
+    # --- what is in the context ---------------------------------------------------------------
+    def passages(self) -> list[Passage]:
+        return [p for t in self.turns for p in t.passages]
+
+    def has(self, doc: int, page: int, text: str) -> bool:
+        """The same page, or a passage containing this one, is already in the context."""
+        return any(p.doc == doc and p.page == page and (text.strip() in p.text or p.text == text)
+                   for p in self.passages())
+
+    def context_text(self, extra: list[Passage] = ()) -> str:
+        """All document text the model may quote from (for the answer schema)."""
+        blocks = [self.whole_text] if self.mode == "whole-document" else []
+        return "\n\n".join(blocks + [p.block for p in self.passages() + list(extra)])
+
+    def cached_tokens_estimate(self) -> int:
+        """What the engine should still hold of this conversation: the last prompt and reply."""
+        return self.last_prompt_tokens + self.last_reply_tokens
+
+    # --- the messages ---------------------------------------------------------------------------
+    def messages(self, question: str, new: list[Passage]) -> list[dict]:
+        """System prompt, then each earlier turn exactly as sent and answered, then this one."""
+        msgs = [{"role": "system", "content": prompts.template("system")}]
+        for i, turn in enumerate(self.turns):
+            msgs.append({"role": "user", "content": self._user(i, turn.passages, turn.question)})
+            msgs.append({"role": "assistant", "content": turn.reply})
+        msgs.append({"role": "user", "content": self._user(len(self.turns), new, question)})
+        return msgs
+
+    def _user(self, index: int, passages: list[Passage], question: str) -> str:
+        q = prompts.template(f"question_{prompts.language(question)}").format(question=question.strip())
+        if self.mode == "whole-document":
+            if index == 0:                 # the first turn is the prompt of a one-off question, so a
+                return prompts.messages(self.whole_text, question, whole=True)[1]["content"]  # read's KV fits
+            return q
+        if not passages:
+            return q
+        name = "context_retrieval" if index == 0 else "context_more"
+        ctx = prompts.template(name).format(documents="\n\n".join(p.block for p in passages))
+        return f"{ctx}\n\n{q}"
+
+    def add(self, passages: list[Passage], question: str, reply: str, prompt_tokens: int,
+            reply_tokens: int) -> None:
+        self.turns.append(Turn(list(passages), question, reply))
+        self.last_prompt_tokens, self.last_reply_tokens = prompt_tokens, reply_tokens
+
+    def begin(self, doc_ids: list[int], mode: str, budget: int, whole_text: str = "") -> None:
+        """A new context: on the first question, a new document set, or an overflow."""
+        if self.turns:
+            self.restarts += 1
+        self.doc_ids, self.mode, self.turns = tuple(doc_ids), mode, []
+        self.first_budget, self.whole_text = budget, whole_text
+        self.last_prompt_tokens = self.last_reply_tokens = 0
+
+    # --- kept between runs ----------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Conversation":
+        turns = [Turn([Passage(**p) for p in t["passages"]], t["question"], t["reply"])
+                 for t in data.get("turns", [])]
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k != "turns"}
+        known["doc_ids"] = tuple(known.get("doc_ids", ()))
+        return cls(**known, turns=turns)
+
+
+def _path(doc_ids: list[int], model: str) -> Path:
+    key = hashlib.sha1(f"{model}:{sorted(doc_ids)}".encode()).hexdigest()[:16]
+    return paths.cache_dir() / "conversations" / f"{key}.json"
+
+
+def load(doc_ids: list[int], model: str) -> Conversation:
+    """The conversation last held about these documents with this model, or a new one."""
+    try:
+        conv = Conversation.from_dict(json.loads(_path(doc_ids, model).read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError, KeyError):
+        return Conversation()
+    return conv if sorted(conv.doc_ids) == sorted(doc_ids) else Conversation()
+
+
+def save(conv: Conversation, model: str) -> None:
+    atomic_write(_path(list(conv.doc_ids), model), json.dumps(conv.to_dict(), ensure_ascii=False))

@@ -1,0 +1,57 @@
+"""An answer people can keep: Markdown with its citations, or a one-page-or-more PDF memo
+(PyMuPDF's Story lays out HTML; no extra dependency). Takes an answer as its dict
+(Answer.to_dict / Review.to_dict): "answer", "citations" [{doc, page, quote, verified}]."""
+from __future__ import annotations
+
+import html
+import time
+from pathlib import Path
+
+
+def to_markdown(question: str, answer: dict, when: float | None = None) -> str:
+    stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(time.time() if when is None else when))
+    lines = [f"# {question.strip() or 'Answer'}", "", f"*Pagewise, {stamp}*", "",
+             (answer.get("answer") or "(no answer)").strip(), ""]
+    cites = answer.get("citations") or []
+    if cites:
+        lines += ["## Citations", ""]
+        for n, c in enumerate(cites, start=1):
+            badge = "verified" if c.get("verified") else "NOT verified"
+            note = f" ({c['note']})" if c.get("note") else ""
+            quote = " ".join(str(c.get("quote", "")).split()).replace("*", r"\*")
+            lines.append(f"{n}. **{Path(str(c.get('doc', ''))).name}, p. {c.get('page')}** "
+                         f"[{badge}]{note}: “{quote}”")
+        lines.append("")
+    else:
+        lines += ["*No citations.*", ""]
+    return "\n".join(lines)
+
+
+def to_pdf(question: str, answer: dict, dest: Path, when: float | None = None) -> Path:
+    """A memo: question, answer, numbered citations with document and page references."""
+    import pymupdf
+    stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(time.time() if when is None else when))
+    esc = html.escape
+    parts = [f"<h2>{esc(question.strip() or 'Answer')}</h2>",
+             f"<p style='color:#666'><i>Pagewise memo, {stamp}</i></p>"]
+    parts += [f"<p>{esc(p)}</p>" for p in (answer.get("answer") or "(no answer)").split("\n") if p.strip()]
+    cites = answer.get("citations") or []
+    if cites:
+        parts.append("<h3>Citations</h3><ol>")
+        for c in cites:
+            badge = "verified" if c.get("verified") else "NOT verified"
+            parts.append(f"<li><b>{esc(Path(str(c.get('doc', ''))).name)}, p. {c.get('page')}</b> "
+                         f"[{badge}]: “{esc(' '.join(str(c.get('quote', '')).split()))}”</li>")
+        parts.append("</ol>")
+    css = "* {font-family: sans-serif; font-size: 11px;} h2 {font-size: 16px;} h3 {font-size: 13px;}"
+    story = pymupdf.Story(html="".join(parts), user_css=css)
+    writer = pymupdf.DocumentWriter(str(dest))
+    page_rect, body = pymupdf.paper_rect("a4"), pymupdf.paper_rect("a4") + (56, 56, -56, -56)
+    more = True
+    while more:
+        device = writer.begin_page(page_rect)
+        more, _ = story.place(body)
+        story.draw(device)
+        writer.end_page()
+    writer.close()
+    return dest

@@ -1,0 +1,185 @@
+"""Whole-document tasks (review templates, summary) by map-reduce when the documents do
+not fit the context: page groups (~5 pages) → short notes, each with verified page-cited
+quotes → one answer over the notes that keeps their citations, and says it was
+assembled from parts. Documents that fit are answered in one pass (qa.ask).
+
+Uses the same client interface, schema, reply parsing and citation verification as
+qa.ask, so a part's citations are checked against the real pages like any answer's.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from app.core.answer import prompts, qa
+from app.core.answer.budget import ANSWER_TOKENS, TEMPLATE_MARGIN, prompt_room
+from app.core.answer.citations import Citation
+from app.core.failures import BadInput
+
+GROUP_PAGES = 5          # pages per part (the seeds' 5-page segments)
+TEMPLATES = {"contract": "review_contract", "deadlines": "review_dates", "risks": "review_risks",
+             "summary": "review_summary"}
+NOTE_TASK = {"en": "Read only these pages. Write short notes for this task, each point with "
+                   "its page, quoting the pages word for word:\n{task}",
+             "zh": "只阅读这些页面。为下列任务写简短的笔记，每一点注明页码，并逐字引用原文：\n{task}"}
+REDUCE_TASK = {"en": "The notes below were taken part by part from a document too long to read "
+                     "at once. Using only them, answer this task, keeping the page of every point:\n{task}",
+               "zh": "下面的笔记是从一份太长而无法一次读完的文件中逐部分摘录的。只根据这些笔记完成下列任务，"
+                     "保留每一点的页码：\n{task}"}
+ASSEMBLED = {"en": "Assembled from {n} parts (pages {pages}), read one after another.",
+             "zh": "本答复由 {n} 个部分（第 {pages} 页）逐一阅读后汇总而成。"}
+
+
+class ReviewCancelled(Exception):
+    """The user stopped the review (the parts read so far are dropped)."""
+
+
+@dataclass
+class Part:
+    number: int
+    doc: qa.DocRef
+    first_page: int
+    last_page: int
+    notes: str = ""
+    citations: list[Citation] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {"part": self.number, "doc": self.doc.label, "pages": [self.first_page, self.last_page],
+                "notes": self.notes, "citations": [c.to_dict() for c in self.citations],
+                "seconds": round(self.seconds, 2)}
+
+
+@dataclass
+class Review:
+    template: str
+    text: str
+    citations: list[Citation]
+    parts: list[Part]                 # empty when the documents fit in one pass
+    assembled: bool
+    timing: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"template": self.template, "answer": self.text, "assembled_from_parts": self.assembled,
+                "citations": [c.to_dict() for c in self.citations],
+                "parts": [p.to_dict() for p in self.parts], "timing": self.timing}
+
+
+def task_text(template: str, lang: str) -> str:
+    if template not in TEMPLATES:
+        raise BadInput(f"unknown review template {template!r} (one of: {', '.join(TEMPLATES)})")
+    lang = "zh" if lang == "zh" else "en"
+    return prompts.template(f"{TEMPLATES[template]}_{lang}")
+
+
+def review(library, refs: list[qa.DocRef], template: str, client: qa.ChatBackend, context_tokens: int,
+           on_part: Callable[[int, int, Part], None] | None = None,
+           cancel: threading.Event | None = None, group_pages: int = GROUP_PAGES,
+           force_parts: bool = False) -> Review:
+    """Run `template` over the documents; `on_part(k, n, part)` before part k of n is
+    read; `force_parts` maps and reduces even when everything would fit."""
+    lang = _language(library, refs)
+    task = task_text(template, lang)
+    start = time.perf_counter()
+    room = prompt_room(context_tokens)
+    if not force_parts:
+        whole = qa.whole_context(library, refs)
+        if qa.count_tokens(client, prompts.messages(whole, task, whole=True)) <= room:
+            answer = qa.ask(library, refs, task, client, context_tokens, mode="whole-document", cancel=cancel)
+            return Review(template, answer.text, answer.citations, [], False,
+                          {"total_s": round(time.perf_counter() - start, 2)})
+    parts = plan_parts(library, refs, client, room, NOTE_TASK[lang].format(task=task), group_pages)
+    for part in parts:
+        if cancel is not None and cancel.is_set():
+            raise ReviewCancelled("the review was stopped")
+        if on_part:
+            on_part(part.number, len(parts), part)
+        _read_part(library, refs, part, client, NOTE_TASK[lang].format(task=task), cancel)
+    return _reduce(library, refs, template, task, lang, parts, client, room, cancel, start)
+
+
+def plan_parts(library, refs: list[qa.DocRef], client, room: int, note_task: str,
+               group_pages: int = GROUP_PAGES) -> list[Part]:
+    """Page groups of `group_pages`, fewer where a group's pages do not fit the context."""
+    parts: list[Part] = []
+    for ref in refs:
+        count = library.get(ref.doc_id).page_count
+        first = 1
+        while first <= count:
+            size = group_pages
+            while True:
+                last = min(count, first + size - 1)
+                part = Part(len(parts) + 1, ref, first, last)
+                msgs = prompts.messages(_part_context(library, ref, part), note_task, whole=True)
+                if size == 1 or qa.count_tokens(client, msgs) <= room:
+                    break
+                size = max(1, size // 2)
+            parts.append(part)
+            first = last + 1
+    return parts
+
+
+def _part_context(library, ref: qa.DocRef, part: Part) -> str:
+    info = library.get(ref.doc_id)
+    pages = [p for p in library.pages(ref.doc_id) if part.first_page <= p.number <= part.last_page]
+    body = [f"[doc {ref.number}, p. {p.number}]\n{p.text.strip()}" for p in pages]
+    return "\n\n".join([f"=== doc {ref.number}: {info.title or ref.label} (pages {part.first_page}-"
+                        f"{part.last_page} of {info.page_count}) ==="] + body)
+
+
+def _read_part(library, refs, part: Part, client, note_task: str, cancel) -> None:
+    context = _part_context(library, part.doc, part)
+    msgs = prompts.messages(context, note_task, whole=True)
+    schema = qa.answer_schema(context, note_task)
+    began = time.perf_counter()
+    result = client.chat(msgs, json_schema=schema, max_tokens=ANSWER_TOKENS, cancel=cancel)
+    text, cites = qa.parse_reply(result.text)
+    # Only the part's own pages can be cited from it; anything else is dropped, not moved.
+    part.citations = [c for c in qa._verify_all(library, refs, cites)
+                      if c.verified and c.doc_id == part.doc.doc_id
+                      and part.first_page <= c.page <= part.last_page]
+    part.notes = text
+    part.seconds = time.perf_counter() - began
+
+
+def _notes_context(parts: list[Part]) -> str:
+    blocks = []
+    for part in parts:
+        quotes = "\n".join(f'[doc {part.doc.number}, p. {c.page}] "{c.quote}"' for c in part.citations)
+        blocks.append(f"[part {part.number}: doc {part.doc.number}, pp. {part.first_page}-{part.last_page}]\n"
+                      f"{part.notes.strip() or '(nothing for this task)'}" + (f"\n{quotes}" if quotes else ""))
+    return "\n\n".join(blocks)
+
+
+def _reduce(library, refs, template: str, task: str, lang: str, parts: list[Part], client,
+            room: int, cancel, start: float) -> Review:
+    question = REDUCE_TASK[lang].format(task=task)
+    context = _notes_context(parts)
+    msgs = prompts.messages(context, question, whole=True)
+    while qa.count_tokens(client, msgs) > room - TEMPLATE_MARGIN and len(context) > 2000:
+        context = context[: int(len(context) * 0.8)]     # notes too long: the last ones shortened
+        msgs = prompts.messages(context, question, whole=True)
+    if cancel is not None and cancel.is_set():
+        raise ReviewCancelled("the review was stopped")
+    result = client.chat(msgs, json_schema=qa.answer_schema(context, question), max_tokens=ANSWER_TOKENS,
+                         cancel=cancel)
+    text, cites = qa.parse_reply(result.text)
+    final = [c for c in qa._verify_all(library, refs, cites) if c.verified]
+    # Every part's verified citations are kept, after those the final pass chose.
+    seen = {(c.doc_id, c.page, c.quote) for c in final}
+    for part in parts:
+        for c in part.citations:
+            if (c.doc_id, c.page, c.quote) not in seen:
+                seen.add((c.doc_id, c.page, c.quote))
+                final.append(c)
+    spans = ", ".join(f"{p.first_page}-{p.last_page}" for p in parts)
+    note = ASSEMBLED[lang].format(n=len(parts), pages=spans)
+    return Review(template, f"{text.strip()}\n\n{note}".strip(), final, parts, True,
+                  {"total_s": round(time.perf_counter() - start, 2),
+                   "parts_s": [round(p.seconds, 2) for p in parts]})
+
+
+def _language(library, refs: list[qa.DocRef]) -> str:
+    return "zh" if {library.get(r.doc_id).lang for r in refs} == {"zh"} else "en"

@@ -1,0 +1,123 @@
+"""Does a cited quote support the answer's claim? The second check after "quote found".
+
+`citations.verify` only proves that the words are on the page. A lawyer reads a badge as
+"the claim is supported", so this scores the quote against the answer and the question:
+
+- "contradicts": the quote and the answer state different figures (the answer says 30
+  days, the quote 60), or one denies what the other asserts over shared words ("either
+  party may terminate for convenience" cited for "No"), or the answer claims nothing is
+  owed/required while the quote states an amount. A quote that is itself an instruction
+  to the model (prompt injection) never supports anything.
+- "supports": the figures agree (all of the answer's numbers are in the quote) and the
+  quote holds enough of the answer's content words, or of the question's when the answer
+  is short ("Yes.").
+- "unclear": anything else, shown as "does not obviously support it". Across languages
+  (a Chinese answer citing an English clause) only agreeing figures can support.
+
+Lexical, not semantic: cheap, explainable, no model. Measured on dev.jsonl with the gold
+quote and gold answer (should support) against the gold quote and another question's
+answer about the same document (should not): see tests/test_support.py and the figures in
+docs/DESIGN-CHANGES.md.
+"""
+from __future__ import annotations
+
+import re
+
+from app.core.answer.injection import looks_like_instruction
+from app.core.documents.structure import cn_to_int
+from app.core.search.queries import parse_query
+from app.core.search.tokens import index_text, phrase_word
+from app.core.textnorm import cjk_count, normalize
+
+ANSWER_SHARE = 0.25     # of the answer's content words found in the quote
+WITH_FIGURES = 0.15     # the same when a figure of the answer is in the quote
+QUESTION_SHARE = 0.4    # of the question's, for a bare "Yes." / "No."
+POLARITY_SHARE = 0.5    # of the question's, before a yes/no against the quote's negation counts
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_WORD_NUMBER = {w: str(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty".split())}
+_WORD_NUMBER.update({"thirty": "30", "forty": "40", "forty-five": "45", "sixty": "60", "ninety": "90",
+                     "hundred": "100", "twice": "2", "double": "2", "triple": "3"})
+_WORD_NUMBER_RE = re.compile(r"\b(?:" + "|".join(sorted(_WORD_NUMBER, key=len, reverse=True)) + r")\b", re.I)
+# Section references are where a figure is, not the figure: "Section 5.2(b)", "第五百零六条".
+_REFERENCE = re.compile(r"(?:sections?|clauses?|articles?|§|paragraphs?|annex|schedule|exhibit)\s*"
+                        r"\d+(?:\.\d+)*(?:\s*\([a-z0-9]+\))*|第[零〇一二两三四五六七八九十百千\d]+[条款项章节编]", re.I)
+_NEG_EN = re.compile(r"\b(?:not|no|never|none|nothing|neither|nor|cannot|without|exclude[sd]?)\b|n't\b", re.I)
+_NEG_ZH = re.compile(r"不|没有|无|未|非|禁止")
+_YES = re.compile(r"^\s*(?:yes\b|是的|是。|可以|能|有权|应当|会)", re.I)
+_NO = re.compile(r"^\s*(?:no\b|不|否|没有|无权|无效)", re.I)
+_NOTHING_OWED = re.compile(r"\b(?:owes?|pay|pays|payable|due)\s+(?:nothing|no\b|zero|0\b)|\bnothing\s+(?:is\s+)?"
+                           r"(?:owed|due|payable)|\bfree of charge\b|不欠|无需支付|不用支付|免费", re.I)
+
+
+def numbers(text: str) -> set[str]:
+    """Figures in a text, normalised ("1,850.00" → "1850", "three" → "3", "二十" → "20");
+    section references ("Section 5.2", "第五百零六条") are left out."""
+    text = _REFERENCE.sub(" ", normalize(text))
+    out = set()
+    for m in _NUMBER.finditer(text):
+        try:
+            out.add(_figure(float(m.group().replace(",", ""))))
+        except ValueError:
+            continue
+    out |= {_WORD_NUMBER[w.lower()] for w in _WORD_NUMBER_RE.findall(text)}
+    for run in _CN_NUMBER.findall(text):
+        value = cn_to_int(run)
+        if value is not None:
+            out.add(_figure(value))
+    return out
+
+
+_CN_NUMBER = re.compile(r"[零〇一二两三四五六七八九十百千万]{2,}|[二三四五六七八九十](?=[日天月年个%])")
+
+
+def _figure(value: float) -> str:
+    return str(int(value)) if value == int(value) else f"{value:g}"
+
+
+def _negated(text: str) -> bool:
+    return bool(_NEG_ZH.search(text)) if cjk_count(text) > len(text) // 3 else bool(_NEG_EN.search(text))
+
+
+def _terms(text: str) -> list[str]:
+    return [t for t in parse_query(text).terms if not t.endswith("*") and not t[:1].isdigit()]
+
+
+def _share(terms: list[str], quote: str) -> float:
+    if not terms:
+        return 0.0
+    idx = index_text(quote).casefold()
+    prefixes = {w[:5] for w in idx.split()}
+    plain = "".join(quote.split()).casefold()   # Chinese words as written, not as bigrams
+    got = sum(1 for t in terms if (phrase_word(t) in plain if not t.isascii() else t[:5] in prefixes))
+    return got / len(terms)
+
+
+def supports(quote: str, answer: str, question: str) -> str:
+    """"supports" | "unclear" | "contradicts": whether the quote backs the answer's claim."""
+    if not quote.strip():
+        return "unclear"
+    if looks_like_instruction(quote):
+        return "contradicts"        # words aimed at the model are no evidence
+    a_nums, q_nums = numbers(answer) - numbers(question), numbers(quote)
+    if _NOTHING_OWED.search(answer) and q_nums:
+        return "contradicts"        # "owes nothing" against a quote that states an amount
+    if a_nums and q_nums and not a_nums & q_nums:
+        return "contradicts"        # different figures
+    q_terms = _terms(question)
+    on_question = _share(q_terms, quote)
+    polarity = "yes" if _YES.match(answer) else "no" if _NO.match(answer) else ""
+    if polarity and on_question >= POLARITY_SHARE and (polarity == "no") != _negated(quote):
+        return "contradicts"        # "No." against "either party may terminate for convenience"
+    own = [t for t in _terms(answer) if t not in q_terms]
+    overlap = _share(own, quote)
+    if a_nums & q_nums:             # a figure of the answer is in the quote
+        across = (cjk_count(answer) > 0) != (cjk_count(quote) > 0)   # no shared words to count
+        short = len(own) <= 2           # "US$1,000 (Section 21)."
+        enough = overlap >= WITH_FIGURES or on_question >= QUESTION_SHARE
+        return "supports" if across or short or enough else "unclear"
+    if len(own) <= 2:               # "Yes." / "四年。": the question says what is claimed
+        return "supports" if polarity and on_question >= QUESTION_SHARE else "unclear"
+    return "supports" if overlap >= ANSWER_SHARE else "unclear"

@@ -1,0 +1,194 @@
+"""OCR for pages without a text layer: Tesseract (Debian's `tesseract-ocr`, English and
+`chi_sim`) run as a subprocess, so it adds no Python dependency and opens no network
+connection (onnxruntime-based engines phone home: issue 15.1).
+
+The recognised lines are written back as an invisible text layer (render mode 3) on a
+copy of the PDF (`searchable_copy`); the page text kept in the library is what MuPDF
+extracts from that copy, so citations are checked against, and highlighted on, exactly
+the text the viewer's copy holds.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pymupdf
+
+from app.core import paths
+from app.core.textnorm import IDEOGRAPH_CLASS
+
+DPI = 300               # Tesseract's sweet spot; a 150-dpi scan gains from the upsampling
+MIN_CONFIDENCE = 60     # mean word confidence below this: try the other language
+LANGS = ("eng", "chi_sim")
+TIMEOUT_S = 120         # one page; a hung tesseract must not hang ingestion
+_CJK = f"[{IDEOGRAPH_CLASS}\u3000-\u303f\uff00-\uffef]"
+_CJK_GAP = re.compile(f"(?<={_CJK}) +(?={_CJK})|(?<={_CJK}) +(?=[,.;:!?)])|(?<=[(]) +(?={_CJK})")
+_LATIN = pymupdf.Font("helv")
+_CHINESE: pymupdf.Font | None = None
+
+
+class OcrFailed(Exception):
+    """Tesseract missing a language or failing on a page (str: one line)."""
+
+
+@dataclass(frozen=True)
+class Line:
+    text: str
+    rect: pymupdf.Rect      # in the page's visible coordinates (points), as PyMuPDF uses them
+
+
+@dataclass(frozen=True)
+class PageText:
+    number: int             # 1-based
+    lines: tuple[Line, ...]
+    lang: str               # the Tesseract language that won
+    confidence: float       # mean word confidence, 0-100
+
+
+def engine() -> str | None:
+    return shutil.which("tesseract")
+
+
+@functools.lru_cache(maxsize=1)
+def languages() -> frozenset[str]:
+    exe = engine()
+    if not exe:
+        return frozenset()
+    out = subprocess.run([exe, "--list-langs"], capture_output=True, text=True, timeout=30)
+    return frozenset(l.strip() for l in out.stdout.splitlines()[1:] if l.strip())
+
+
+def available() -> bool:
+    return "eng" in languages()
+
+
+def needs_ocr(page: pymupdf.Page, text: str) -> bool:
+    """No text at all, but the page shows an image (a scan), not a blank page."""
+    if text.strip():
+        return False
+    try:
+        return bool(page.get_images(full=False))
+    except Exception:  # noqa: BLE001 - broken resources: nothing to read
+        return False
+
+
+def recognise(page: pymupdf.Page, langs: tuple[str, ...] = LANGS, first: str | None = None) -> PageText:
+    """The page's lines as Tesseract reads them; the language tried first is `first`
+    (the previous page's winner), the other only when confidence is low."""
+    pix = page.get_pixmap(dpi=DPI, colorspace=pymupdf.csGRAY)
+    png = pix.tobytes("png")
+    to_pdf = pymupdf.Matrix(72 / DPI, 72 / DPI)   # pixels → the page's visible coordinates
+    order = sorted(langs, key=lambda l: l != first) if first in langs else list(langs)
+    best: PageText | None = None
+    for lang in order:
+        lines, conf = _tesseract(png, lang)
+        found = PageText(page.number + 1, tuple(Line(t, r * to_pdf) for t, r in lines), lang, conf)
+        if best is None or found.confidence > best.confidence:
+            best = found
+        if conf >= MIN_CONFIDENCE:
+            break
+    assert best is not None
+    return best
+
+
+def _tesseract(png: bytes, lang: str) -> tuple[list[tuple[str, pymupdf.Rect]], float]:
+    exe = engine()
+    if not exe:
+        raise OcrFailed("Tesseract is not installed (apt-get install tesseract-ocr tesseract-ocr-chi-sim)")
+    # One thread: the app shares the CPU with the engine; pages are the parallel unit.
+    env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
+    try:
+        run = subprocess.run([exe, "stdin", "stdout", "-l", lang, "--psm", "3", "tsv"], input=png,
+                             capture_output=True, timeout=TIMEOUT_S, env=env)
+    except subprocess.TimeoutExpired:
+        raise OcrFailed(f"Tesseract took more than {TIMEOUT_S} s on one page") from None
+    if run.returncode != 0:
+        tail = run.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["failed"]
+        raise OcrFailed(f"Tesseract ({lang}): {tail[0][:160]}")
+    return _parse_tsv(run.stdout.decode("utf-8", "replace"))
+
+
+def _parse_tsv(tsv: str) -> tuple[list[tuple[str, pymupdf.Rect]], float]:
+    """Words → lines (block, paragraph, line), each with its bounding box in pixels."""
+    lines: dict[tuple[str, str, str], list[tuple[str, pymupdf.Rect]]] = {}
+    confs: list[float] = []
+    for row in tsv.splitlines()[1:]:
+        cols = row.split("\t")
+        if len(cols) < 12 or cols[0] != "5" or not cols[11].strip():
+            continue
+        left, top, width, height = map(int, cols[6:10])
+        confs.append(float(cols[10]))
+        lines.setdefault((cols[2], cols[3], cols[4]), []).append(
+            (cols[11].strip(), pymupdf.Rect(left, top, left + width, top + height)))
+    out = []
+    for words in lines.values():
+        rect = pymupdf.Rect(words[0][1])
+        for _, r in words[1:]:
+            rect |= r
+        out.append((_CJK_GAP.sub("", " ".join(w for w, _ in words)), rect))
+    return out, (sum(confs) / len(confs) if confs else 0.0)
+
+
+def _font_for(text: str) -> pymupdf.Font:
+    """Helvetica has Latin-1 only (“ ” would come back as ·); MuPDF's CJK font has the rest."""
+    global _CHINESE
+    if max(map(ord, text), default=0) > 0xFF:
+        if _CHINESE is None:
+            _CHINESE = pymupdf.Font("china-s")
+        return _CHINESE
+    return _LATIN
+
+
+def write_text_layer(page: pymupdf.Page, lines: tuple[Line, ...]) -> None:
+    """Invisible text (render mode 3), each line sized to span its box, so a search
+    for a quote finds rectangles over the scanned words. A TextWriter lays glyphs with
+    the font's own metrics (insert_text's CJK font advances Latin letters full-width)."""
+    writer = pymupdf.TextWriter(page.rect)
+    for line in lines:
+        font = _font_for(line.text)
+        width = font.text_length(line.text, fontsize=1)
+        if width <= 0 or line.rect.is_empty:
+            continue
+        size = min(line.rect.width / width, line.rect.height * 1.2)
+        baseline = pymupdf.Point(line.rect.x0, line.rect.y1 - 0.2 * line.rect.height)
+        writer.append(baseline, line.text, font=font, fontsize=size)
+    writer.write_text(page, render_mode=3)
+
+
+def copy_path(sha256: str) -> Path:
+    """Where the searchable copy of the document with this SHA-256 lives."""
+    return paths.data_dir() / "ocr" / f"{sha256}.pdf"
+
+
+def searchable_copy(sha256: str) -> Path | None:
+    """The copy the viewer should show instead of the original, if OCR made one."""
+    path = copy_path(sha256)
+    return path if path.is_file() else None
+
+
+def make_searchable(doc: pymupdf.Document, numbers: list[int], sha256: str,
+                    progress: Callable[[int, int], None] | None = None) -> tuple[Path, list[PageText]]:
+    """OCR pages `numbers` (1-based) of `doc`, write the copy with their text layers
+    (atomically: a half-written copy is never shown) and return it with what was read."""
+    read: list[PageText] = []
+    last = None
+    for done, number in enumerate(numbers, start=1):
+        page = doc.load_page(number - 1)
+        found = recognise(page, first=last)
+        last = found.lang
+        write_text_layer(page, found.lines)
+        read.append(found)
+        if progress:
+            progress(done, len(numbers))
+    dest = copy_path(sha256)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    part = dest.with_suffix(f".part{os.getpid()}")
+    doc.save(str(part), garbage=1, deflate=True)
+    os.replace(part, dest)
+    return dest, read

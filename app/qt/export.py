@@ -1,0 +1,85 @@
+"""Copy and export of the last answer with its citations (File menu): Markdown, PDF memo.
+The formatting is app/core/answer/export.py; here: the menu, the file dialog, the clipboard."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtGui import QAction, QGuiApplication
+from PySide6.QtWidgets import QFileDialog
+
+from app.core.answer import export as formats
+from app.qt.errors import show_error
+
+
+class AnswerExport:
+    """Keeps the last answer shown (question, answer dict) and offers it to keep."""
+
+    def __init__(self, window) -> None:
+        self.window = window
+        self.last: tuple[str, dict] | None = None
+        window.engine.sig_answer.connect(self._on_answer)
+        menu = _file_menu(window)
+        first = menu.actions()[-2] if len(menu.actions()) >= 2 else None   # before "Quit"
+        self.actions = []
+        for label, slot, name in (("&Copy answer with citations", self.copy, "copy_answer"),
+                                  ("Export answer as &Markdown…", self.save_markdown, "export_markdown"),
+                                  ("Export answer as PDF &memo…", self.save_pdf, "export_pdf")):
+            action = QAction(label, window)
+            action.triggered.connect(slot)
+            action.setEnabled(False)
+            menu.insertAction(first, action) if first else menu.addAction(action)
+            window.actions_by_name[name] = action
+            self.actions.append(action)
+
+    def _on_answer(self, question: str, answer) -> None:
+        self.set_answer(question, answer.to_dict() if hasattr(answer, "to_dict") else dict(answer))
+
+    def set_answer(self, question: str, answer: dict) -> None:
+        self.last = (question, answer)
+        for action in self.actions:
+            action.setEnabled(True)
+
+    def markdown(self) -> str:
+        return formats.to_markdown(*self.last) if self.last else ""
+
+    def copy(self) -> None:
+        if self.last:
+            QGuiApplication.clipboard().setText(self.markdown())
+
+    def save_markdown(self, path: str | None = None) -> Path | None:
+        target = path or self._ask_path("Markdown (*.md)", ".md")
+        if not target or not self.last:
+            return None
+        try:
+            Path(target).write_text(self.markdown(), encoding="utf-8")
+        except OSError as exc:
+            show_error(self.window, exc, "The answer was not saved")
+            return None
+        return Path(target)
+
+    def save_pdf(self, path: str | None = None) -> Path | None:
+        target = path or self._ask_path("PDF (*.pdf)", ".pdf")
+        if not target or not self.last:
+            return None
+        try:
+            return formats.to_pdf(*self.last, Path(target))
+        except Exception as exc:  # noqa: BLE001 - one line to the user, never a traceback
+            show_error(self.window, exc, "The memo was not saved")
+            return None
+
+    def _ask_path(self, kind: str, suffix: str) -> str:
+        path, _ = QFileDialog.getSaveFileName(self.window, "Export answer", f"answer{suffix}", kind)
+        if path and not path.endswith(suffix):
+            path += suffix
+        return path
+
+
+def _file_menu(window):
+    for action in window.menuBar().actions():
+        if action.text().replace("&", "") == "File":
+            return action.menu()
+    return window.menuBar().addMenu("&File")
+
+
+def install(window) -> AnswerExport:
+    return AnswerExport(window)

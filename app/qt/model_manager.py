@@ -1,0 +1,237 @@
+"""The model manager: the catalogue with what each model needs and whether this machine runs it,
+downloads with a progress bar and Cancel (resumed on the next Download), import of a GGUF file
+or AWQ folder, remove, and "Use this model" (the engine restarts under a new plan)."""
+from __future__ import annotations
+
+import threading
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+)
+
+from app.errors import describe
+from app.qt import workers
+
+COLUMNS = ("Model", "Download", "Needs", "On this machine", "Installed")
+
+
+def _download(ctx, spec_id: str, cancel: threading.Event):
+    from app.core import settings
+    from app.core.models import catalogue, download
+    spec = catalogue.load_catalogue().get(spec_id)
+    try:
+        token = settings.get_secret("hub_token")
+    except settings.NoKeyring:
+        token = None
+    return download.pull(spec, token=token, on_progress=ctx.emit, cancel=cancel)
+
+
+def _import(ctx, path: str):
+    from app.core.models import importer
+    return importer.import_model(path)
+
+
+def use_model(controller, model_id: str) -> None:
+    """Restart the engine with `model_id` preferred: the planner makes a new plan and says why.
+    The controller's conversations stay (they are kept per document set)."""
+    from app.worker.runtime import EngineRuntime
+    controller.shutdown()
+    controller._closing.clear()
+    controller._factory = lambda on_status: EngineRuntime(model_id=model_id, on_status=on_status)
+    controller.start()
+
+
+class ModelManager(QDialog):
+    sig_changed = Signal()
+    """A model was downloaded, imported or removed."""
+
+    def __init__(self, controller=None, parent=None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Models")
+        self.resize(980, 460)
+        self.controller = controller
+        self._job = None
+        self._cancel = threading.Event()
+        self.rows: list[dict] = []
+
+        self.summary = QLabel(wordWrap=True)
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().setVisible(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for col in range(1, len(COLUMNS)):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        self.table.itemSelectionChanged.connect(self._update_buttons)
+
+        self.progress = QProgressBar(visible=False)
+        self.status = QLabel(wordWrap=True)
+        self.btn_download = QPushButton("Download", clicked=self.download)
+        self.btn_cancel = QPushButton("Cancel download", clicked=self.cancel, visible=False)
+        self.btn_import_file = QPushButton("Import GGUF file…", clicked=self.import_file)
+        self.btn_import_folder = QPushButton("Import AWQ folder…", clicked=self.import_folder)
+        self.btn_remove = QPushButton("Remove", clicked=self.remove)
+        self.btn_use = QPushButton("Use this model", clicked=self.use)
+        self.btn_close = QPushButton("Close", clicked=self.close)
+
+        buttons = QHBoxLayout()
+        for b in (self.btn_download, self.btn_cancel, self.btn_import_file, self.btn_import_folder,
+                  self.btn_remove):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+        buttons.addWidget(self.btn_use)
+        buttons.addWidget(self.btn_close)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.status)
+        layout.addLayout(buttons)
+        self.refresh()
+
+    # --- the table ----------------------------------------------------------------------------
+    def refresh(self) -> None:
+        from app.core.plan import hardware
+        from app.core.plan.catalogue_fit import table
+        hw = hardware.probe()
+        self.rows, best = table(hw)
+        self.rows = [r for r in self.rows if r["role"] == "chat"]
+        self.table.setRowCount(len(self.rows))
+        current = getattr(getattr(self.controller, "plan", None), "model_id", None)
+        for n, r in enumerate(self.rows):
+            name = r["name"] + ("  — recommended" if r["recommended"] else "") + ("  — in use" if r["id"] == current else "")
+            cells = (name, f"{r['size_gb']:.2f} GB", f"{r['memory_gb']:.1f} GB {r['memory_where']}",
+                     r["fits_words"], "yes" if r["installed"] else "—")
+            for col, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setData(Qt.ItemDataRole.UserRole, r["id"])
+                if col == 3 and not r["fits"]:
+                    item.setForeground(Qt.GlobalColor.darkRed)
+                self.table.setItem(n, col, item)
+        pick = next((r for r in self.rows if r["id"] == best), None)
+        advice = (f"Recommended here: <b>{pick['name']}</b> ({pick['fits_words']})"
+                  + ("" if pick["installed"] else " — select it and press Download")) if pick else ""
+        self.summary.setText(f"This machine: {hardware.describe(hw)}<br>{advice}")
+        self._update_buttons()
+
+    def selected(self) -> dict | None:
+        rows = self.table.selectionModel().selectedRows() if self.table.selectionModel() else []
+        return self.rows[rows[0].row()] if rows else None
+
+    def select(self, model_id: str) -> None:
+        for n, r in enumerate(self.rows):
+            if r["id"] == model_id:
+                self.table.selectRow(n)
+
+    def _update_buttons(self) -> None:
+        row, busy = self.selected(), self._job is not None and not self._job.finished
+        self.btn_download.setEnabled(bool(row) and not busy and row["source"] == "hf" and not row["installed"])
+        self.btn_remove.setEnabled(bool(row) and not busy and row["installed"] and row["source"] != "embedded")
+        self.btn_use.setEnabled(bool(row) and row["installed"] and row["fits"] and self.controller is not None)
+        for b in (self.btn_import_file, self.btn_import_folder):
+            b.setEnabled(not busy)
+
+    # --- actions ------------------------------------------------------------------------------
+    def download(self) -> None:
+        row = self.selected()
+        if row is None:
+            return
+        self._cancel = threading.Event()
+        self.progress.setVisible(True)
+        self.progress.setRange(0, 0)
+        self.btn_cancel.setVisible(True)
+        self.status.setText(f"Downloading {row['name']}…")
+        self._job = workers.run(_download, row["id"], self._cancel, on_message=self._on_progress,
+                                on_done=lambda path: self._finished(f"{row['name']}: downloaded and verified"),
+                                on_error=self._failed)
+        self._update_buttons()
+
+    def _on_progress(self, p) -> None:
+        if p.total:
+            self.progress.setRange(0, 1000)
+            self.progress.setValue(int(1000 * p.done / p.total))
+        self.status.setText(p.line())
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def import_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import a GGUF model", "", "GGUF models (*.gguf)")
+        if path:
+            self.import_path(path)
+
+    def import_folder(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Import an AWQ model folder")
+        if path:
+            self.import_path(path)
+
+    def import_path(self, path: str) -> None:
+        self.status.setText(f"Checking and copying {path}…")
+        self.progress.setVisible(True)
+        self.progress.setRange(0, 0)
+        self._job = workers.run(_import, path, on_error=self._failed,
+                                on_done=lambda spec: self._finished(f"imported {spec.id}: {spec.format}, "
+                                                                    f"{spec.size_gb:.2f} GB", spec.id))
+        self._update_buttons()
+
+    def remove(self) -> None:
+        from app.core.models import catalogue
+        row = self.selected()
+        if row is None:
+            return
+        try:
+            catalogue.remove(catalogue.load_catalogue().get(row["id"]))
+        except Exception as exc:  # noqa: BLE001 - one line in the dialog
+            self.status.setText(describe(exc))
+            return
+        self._finished(f"removed {row['name']}")
+
+    def use(self) -> None:
+        row = self.selected()
+        if row is None or self.controller is None:
+            return
+        use_model(self.controller, row["id"])
+        self.status.setText(f"Restarting the engine with {row['name']}…")
+
+    def _finished(self, text: str, select: str | None = None) -> None:
+        self.progress.setVisible(False)
+        self.btn_cancel.setVisible(False)
+        self.refresh()
+        if select:
+            self.select(select)
+        self.status.setText(text)
+        self.sig_changed.emit()
+
+    def _failed(self, exc: BaseException) -> None:
+        self.progress.setVisible(False)
+        self.btn_cancel.setVisible(False)
+        self.status.setText(describe(exc))
+        self._update_buttons()
+
+
+def install(window) -> None:
+    """The window's Engine menu: the model manager and the settings dialog."""
+    from app.qt.settings_dialog import SettingsDialog
+    menu = window.menuBar().addMenu("&Engine")
+
+    def models() -> None:
+        ModelManager(window.engine, window).exec()
+
+    def prefs() -> None:
+        SettingsDialog(window).exec()
+    window.actions_by_name["models"] = menu.addAction("&Models…", models)
+    window.actions_by_name["settings"] = menu.addAction("&Settings…", prefs)

@@ -1,0 +1,156 @@
+"""Data at rest: every file the app keeps (library and its -wal/-shm, logs, settings, plan history,
+KV cache, the vLLM key) is 0600 in a 0700 folder whatever the umask, and a looser file left by an
+earlier version is tightened; the PDF password need not show in `ps` (issue 15, point 9)."""
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "resources" / "samples" / "common-paper-mnda.pdf"
+CORPUS = Path(os.environ.get("PAGEWISE_CORPUS", ROOT.parent / "shared" / "corpus"))
+
+
+@pytest.fixture
+def umask_022():
+    old = os.umask(0o022)                     # the usual default: files 0644, folders 0755
+    yield
+    os.umask(old)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def loose(root: Path) -> list[str]:
+    """Everything under root (root itself excluded) that is not 0600 / 0700."""
+    out = []
+    for path in sorted(root.rglob("*")):
+        want = 0o700 if path.is_dir() else 0o600
+        if mode(path) != want:
+            out.append(f"{path.relative_to(root)} {oct(mode(path))}")
+    return out
+
+
+def pagewise(*args: str, home: Path, stdin: str | None = None, env: dict | None = None, timeout: float = 600):
+    return subprocess.run([sys.executable, "-m", "app", *args], capture_output=True, text=True, input=stdin,
+                          env={**os.environ, "PAGEWISE_HOME": str(home), **(env or {})}, timeout=timeout,
+                          cwd=ROOT, preexec_fn=lambda: os.umask(0o022))
+
+
+def test_app_folders_are_private_and_tightened(pagewise_home, umask_022):
+    from app.core import paths
+    (pagewise_home / "data").mkdir(mode=0o755)               # left by an earlier version
+    for folder in (paths.config_dir(), paths.data_dir(), paths.cache_dir(), paths.log_dir(),
+                   paths.kv_cache_dir(), paths.models_dir()):
+        assert mode(folder) == 0o700, folder
+
+
+def test_library_file_and_its_wal_and_shm_are_0600(tmp_path, umask_022):
+    from app.core.library import schema
+    con = schema.connect(tmp_path / "lib" / "library.sqlite")
+    con.execute("INSERT INTO exchanges (doc_key, question, answer_json, created_at) VALUES ('1', 'q', '{}', 0)")
+    names = sorted(p.name for p in (tmp_path / "lib").iterdir())
+    assert names == ["library.sqlite", "library.sqlite-shm", "library.sqlite-wal"]
+    assert loose(tmp_path) == []
+    con.close()
+
+
+def test_looser_library_files_from_before_are_tightened(tmp_path, umask_022):
+    from app.core.library import schema
+    path = tmp_path / "library.sqlite"
+    schema.connect(path).close()
+    for p in tmp_path.iterdir():
+        os.chmod(p, 0o644)
+    con = schema.connect(path)
+    assert all(mode(p) == 0o600 for p in tmp_path.iterdir()), [(p.name, oct(mode(p))) for p in tmp_path.iterdir()]
+    con.close()
+
+
+def test_atomic_write_is_0600_even_over_a_looser_file(tmp_path, umask_022):
+    from app.core.settings import atomic_write
+    target = tmp_path / "cfg" / "plan_history.json"
+    atomic_write(target, "{}")
+    assert mode(target) == 0o600 and mode(target.parent) == 0o700
+    os.chmod(target, 0o666)
+    atomic_write(target, '{"a": 1}')
+    assert mode(target) == 0o600 and target.read_text() == '{"a": 1}'
+
+
+def test_vllm_key_file_kept_0600_when_it_existed_looser(pagewise_home, umask_022):
+    from app.core import paths
+    from app.worker.engines.vllm import install_key
+    key = install_key()
+    path = paths.config_dir() / "vllm-api-key"
+    assert mode(path) == 0o600
+    os.chmod(path, 0o644)                    # an earlier version's file
+    assert install_key() == key and mode(path) == 0o600
+
+
+def test_kv_cache_files_are_0600_in_0700_folders(tmp_path, umask_022):
+    from app.worker.kv_store import KvStore
+
+    class ByteStore(KvStore):                # the store's own file handling, a stand-in state
+        @staticmethod
+        def _write_state(ctx, path, toks):
+            from app.worker.kv_store import _create_private
+            with _create_private(path) as f:
+                f.write(b"k" * 100)
+            return True
+
+    root = tmp_path / "kv"
+    root.mkdir(mode=0o755)
+    store = ByteStore(root, "model-key", min_tokens=1)
+    store.save(None, list(range(20)))
+    assert loose(root) == []
+
+    # the real state writer (mmap + fallocate) with a real llama.cpp context
+    from tests.worker.llama_inproc import new_llama
+    from app.core.models.catalogue import load_catalogue, local_path
+    llm = new_llama(local_path(load_catalogue().default), n_ctx=256)
+    tokens = llm.tokenize(b"The quick brown fox jumps over the lazy dog.", add_bos=True)
+    llm.eval(tokens)
+    real = KvStore(root, "real", min_tokens=1)
+    real.save(llm._ctx.ctx, tokens)
+    assert sorted(p.suffix for p in real.dir.iterdir()) == [".kv", ".tok"]
+    assert loose(root) == []
+
+
+@pytest.mark.slow
+def test_index_and_ask_leave_only_private_files(tmp_path):
+    """A real CLI run under umask 022: library, logs, settings, plan history, KV cache."""
+    home = tmp_path / "home"
+    assert pagewise("settings", "set", "threads", "2", home=home).returncode == 0
+    res = pagewise("index", str(SAMPLE), "--no-dense", home=home)
+    assert res.returncode == 0, res.stderr
+    res = pagewise("ask", str(SAMPLE), "-q", "Who are the parties?", "--json", home=home)
+    assert res.returncode == 0, res.stderr
+    files = {p.name for p in home.rglob("*") if p.is_file()}
+    assert {"library.sqlite", "pagewise.log", "settings.toml"} <= files, files
+    assert any(name.endswith(".tok") for name in files), files        # the KV cache was written
+    assert loose(home) == []
+
+
+def test_password_from_stdin_or_environment_not_argv(tmp_path):
+    """--password shows in `ps`; --password-stdin and PAGEWISE_PDF_PASSWORD do not."""
+    pdf = CORPUS / "bad" / "encrypted-user-password.pdf"
+    if not pdf.is_file():
+        pytest.skip(f"corpus not found at {CORPUS}")
+    res = pagewise("retrieve", str(pdf), "-q", "parties", "--password-stdin", "--json",
+                   home=tmp_path / "a", stdin="corpus-user-2024\n")
+    assert res.returncode == 0 and "Confidential" in res.stdout, res.stderr
+    res = pagewise("retrieve", str(pdf), "-q", "parties", "--json", home=tmp_path / "b",
+                   env={"PAGEWISE_PDF_PASSWORD": "corpus-user-2024"})
+    assert res.returncode == 0 and "Confidential" in res.stdout, res.stderr
+    res = pagewise("retrieve", str(pdf), "-q", "parties", home=tmp_path / "c", stdin="wrong\n")
+    assert res.returncode == 1                        # no password given: asked for, one line
+    res = pagewise("index", "--help", home=tmp_path / "d")
+    assert "--password-stdin" in res.stdout and "ps" in res.stdout
+    res = pagewise("index", str(pdf), "--password", "x", "--password-stdin", home=tmp_path / "e")
+    assert res.returncode == 2 and "not allowed with" in res.stderr

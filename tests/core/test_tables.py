@@ -1,0 +1,86 @@
+"""Tables kept as structure: cells with their row and column headers, as extra chunks;
+a cell quote highlights its own cell."""
+from __future__ import annotations
+
+import pymupdf
+import pytest
+
+from app.core.documents import tables
+from app.core.documents.ingest import ingest
+from app.core.documents.pdf import read_file
+from app.core.library import Library
+
+ROWS = [["Item", "Annual", "Monthly"], ["Fees", "$12,000", "$1,000"], ["Support", "$3,000", "$12,000"]]
+
+
+def make_table_pdf(path) -> pymupdf.Rect:
+    """A page of prose and a ruled 3x3 table; returns the rectangle of the Fees/Annual cell."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((72, 80), "Schedule A. The fees below are payable in advance.", fontsize=11)
+    x, y, w, h = [72, 200, 328, 456], 120, 128, 24
+    for r, row in enumerate(ROWS):
+        for c, cell in enumerate(row):
+            page.insert_text((x[c] + 6, y + r * h + 16), cell, fontsize=11)
+    for r in range(len(ROWS) + 1):
+        page.draw_line((x[0], y + r * h), (x[-1], y + r * h))
+    for c in x:
+        page.draw_line((c, y), (c, y + len(ROWS) * h))
+    page.insert_text((72, 230), "Late payments bear interest at 1% a month.", fontsize=11)
+    doc.save(path)
+    doc.close()
+    return pymupdf.Rect(x[1], y + h, x[2], y + 2 * h)
+
+
+def table_chunks(result):
+    return [p.chunk for p in result.pieces if p.chunk.text.startswith(tables.MARKER)]
+
+
+def test_a_known_table_becomes_cells_with_headers(tmp_path):
+    make_table_pdf(tmp_path / "fees.pdf")
+    result = ingest(read_file(tmp_path / "fees.pdf"))
+    [chunk] = table_chunks(result)
+    assert chunk.text.splitlines() == ["[table] p. 1", "Fees | Annual = $12,000", "Fees | Monthly = $1,000",
+                                       "Support | Annual = $3,000", "Support | Monthly = $12,000"]
+    # Additional: the running-text chunks still hold the whole page as before.
+    prose = [p.chunk.text for p in result.pieces if not p.chunk.text.startswith(tables.MARKER)]
+    assert "Late payments bear interest" in "\n".join(prose) and "$12,000" in "\n".join(prose)
+    assert chunk.ordinal == len(result.pieces) - 1
+
+
+def test_the_table_chunk_is_found_and_its_cell_highlighted(tmp_path):
+    cell = make_table_pdf(tmp_path / "fees.pdf")
+    lib = Library(tmp_path / "lib.sqlite")
+    try:
+        info = lib.add(tmp_path / "fees.pdf")
+        hits = lib.search("annual fees", doc_ids=[info.id], k=3)
+        assert any("Fees | Annual = $12,000" in h.text for h in hits)
+    finally:
+        lib.close()
+    with pymupdf.open(tmp_path / "fees.pdf") as doc:
+        [rect] = tables.cell_rects(doc[0], "Fees | Annual = $12,000")
+        assert cell.contains(rect)                    # not the $12,000 of Support/Monthly
+        [other] = tables.cell_rects(doc[0], "Support | Monthly = $12,000")
+        assert not cell.intersects(other)
+        assert tables.cell_rects(doc[0], "The fees below are payable") == []   # not a cell quote
+
+
+def test_control_characters_are_cleaned():
+    assert tables.clean("Fees\x07\x00 due\nnow\ufffd") == "Fees due now"
+    assert tables.cell_lines([["", "Annual"], ["Fees\x0b", "$1\x02"]], ["", "Annual"], False) == \
+        ["Fees | Annual = $1"]
+
+
+def test_corpus_cover_page_tables(corpus):
+    """The Common Paper MNDA cover page (signature block) and the Bonterms DPA schedule list."""
+    mnda = table_chunks(ingest(read_file(corpus / "contracts-en" / "common-paper-mnda.pdf")))
+    assert any(c.page_start == 1 and "Signature" in c.text for c in mnda)
+    dpa = table_chunks(ingest(read_file(corpus / "contracts-en" / "bonterms-dpa-v1.0.pdf")))
+    [schedules] = [c for c in dpa if c.page_start == 2]
+    assert "Schedule 2 = Technical and Organizational Measures" in schedules.text.splitlines()
+
+
+@pytest.mark.parametrize("rel", ["licenses/apache-2.0.pdf", "contracts-zh/pipl.pdf"])
+def test_pages_without_rules_are_not_searched_for_tables(corpus, rel):
+    with pymupdf.open(corpus / rel) as doc:
+        assert not any(tables.has_rules(page) for page in doc)

@@ -1,0 +1,55 @@
+"""`pagewise review` by map-reduce on a 49-page document (six corpus contracts put one
+after another) with the embedded model: parts of ~5 pages, citations from many parts,
+every one verified, the answer saying it was assembled from parts."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pymupdf
+import pytest
+
+from tests.conftest import CORPUS, ROOT
+
+PARTS = ["common-paper-csa.pdf", "common-paper-software-license.pdf", "common-paper-partnership.pdf",
+         "common-paper-dpa.pdf", "common-paper-mnda.pdf", "bonterms-dpa-v1.0.pdf"]
+
+
+def long_contract(path) -> int:
+    out = pymupdf.open()
+    for name in PARTS:
+        with pymupdf.open(CORPUS / "contracts-en" / name) as doc:
+            out.insert_pdf(doc)
+    count = out.page_count
+    out.save(path)
+    out.close()
+    return count
+
+
+@pytest.mark.slow
+def test_review_of_a_49_page_document_cites_its_parts(tmp_path):
+    doc = tmp_path / "bundle.pdf"
+    pages = long_contract(doc)
+    assert 40 <= pages <= 60
+    env = {**os.environ, "PAGEWISE_HOME": str(tmp_path / "home")}
+    run = subprocess.run([sys.executable, "-m", "app", "review", str(doc), "--template", "deadlines", "--json"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    data = json.loads(run.stdout)
+    progress = [l for l in run.stderr.splitlines() if l.startswith("[review] part ")]
+    n = len(data["parts"])
+    assert n >= 8 and progress[0].startswith(f"[review] part 1 of {n}") and f"part {n} of {n}" in progress[-1]
+    assert data["assembled_from_parts"] and "Assembled from" in data["answer"]
+    assert all(p["pages"][1] - p["pages"][0] < 5 for p in data["parts"])
+    cites = data["citations"]
+    assert cites and all(c["verified"] for c in cites)
+    with pymupdf.open(doc) as pdf:                       # each quote is on its page, really
+        for c in cites:
+            assert " ".join(c["quote"].split())[:40] in " ".join(pdf[c["page"] - 1].get_text().split())
+    cited_parts = {p["part"] for p in data["parts"]
+                   for c in cites if p["pages"][0] <= c["page"] <= p["pages"][1]}
+    print(f"\n{n} parts, {len(cites)} citations from {len(cited_parts)} parts, "
+          f"{data['timing']['total_s']} s")
+    assert len(cited_parts) >= n // 2

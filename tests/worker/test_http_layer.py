@@ -1,0 +1,193 @@
+"""The worker's HTTP layer over real sockets against the real llama.cpp worker (embedded SmolLM2):
+one answer per request, bodies drained so keep-alive stays in step, Host and key on every route
+but /health, bounded threads, and what the official `openai` client needs (issue 15, point 8)."""
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from app.worker.llama_http import MAX_CONNECTIONS
+from tests.worker.test_llama_server import start_worker
+
+pytestmark = pytest.mark.slow
+IDLE_S = 2.0                     # the worker's idle keep-alive timeout in these tests
+
+
+@pytest.fixture(scope="module")
+def worker(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("http-layer")
+    os.environ["PAGEWISE_WORKER_IDLE_S"] = str(IDLE_S)      # read by the child at import
+    try:
+        sup = start_worker(tmp / "kv", n_ctx=2048, log_path=tmp / "worker.log")
+    finally:
+        os.environ.pop("PAGEWISE_WORKER_IDLE_S", None)
+    yield sup
+    sup.stop()
+
+
+def port(worker) -> int:
+    return worker.spec.extra["port"]
+
+
+def auth(worker) -> dict:
+    return {"Authorization": f"Bearer {worker.spec.api_key}"}
+
+
+def connection(worker, timeout: float = 10) -> http.client.HTTPConnection:
+    return http.client.HTTPConnection("127.0.0.1", port(worker), timeout=timeout)
+
+
+def call(conn, method: str, path: str, body: bytes | None = None, headers: dict | None = None):
+    conn.request(method, path, body=body, headers=headers or {})
+    resp = conn.getresponse()
+    return resp.status, resp.getheaders(), resp.read()
+
+
+def raw_exchange(worker, request: bytes, wait_s: float = 1.5) -> bytes:
+    """Send raw bytes, then collect everything the worker sends until it goes quiet."""
+    with socket.create_connection(("127.0.0.1", port(worker)), timeout=wait_s) as sock:
+        sock.sendall(request)
+        data = b""
+        try:
+            while chunk := sock.recv(65536):
+                data += chunk
+        except socket.timeout:
+            pass
+    return data
+
+
+def test_errors_leave_keep_alive_connection_in_step(worker):
+    """Before: a 401/404 left the body unread and the next request on the connection got a 400."""
+    conn = connection(worker)
+    big = json.dumps({"messages": [{"role": "user", "content": "x" * 200_000}]}).encode()
+    assert call(conn, "POST", "/v1/chat/completions", big)[0] == 401                 # no key
+    assert call(conn, "POST", "/v1/nothing-here", big, auth(worker))[0] == 404
+    assert call(conn, "POST", "/v1/models", b'{"a": 1}', auth(worker))[0] == 405
+    status, _, data = call(conn, "GET", "/v1/models", headers=auth(worker))          # same socket
+    assert status == 200 and json.loads(data)["data"][0]["id"] == "smollm2"
+    conn.close()
+
+
+def test_every_method_and_path_answered_once(worker):
+    conn = connection(worker, timeout=5)    # before: an unknown GET /v1/... was never answered
+    assert call(conn, "GET", "/v1/unknown", headers=auth(worker))[0] == 404
+    for method, path in (("PUT", "/v1/chat/completions"), ("DELETE", "/health"), ("PATCH", "/metrics"),
+                         ("OPTIONS", "/v1/models"), ("GET", "/tokenize")):
+        status, headers, data = call(conn, method, path, b"{}", auth(worker))
+        assert status == 405, (method, path, status)
+        assert dict(headers)["Allow"] in ("GET", "POST"), headers
+        assert method in json.loads(data)["error"]["message"]
+    status, headers, data = call(conn, "HEAD", "/health")         # headers only, then in step
+    assert status == 405 and data == b""
+    assert call(conn, "GET", "/health")[0] == 200
+    conn.close()
+    # before: GET /models without a key wrote a 401 and then a 404
+    reply = raw_exchange(worker, f"GET /models HTTP/1.1\r\nHost: 127.0.0.1:{port(worker)}\r\n\r\n".encode())
+    assert reply.count(b"HTTP/1.1 ") == 1 and reply.startswith(b"HTTP/1.1 401"), reply
+
+
+def test_key_on_every_route_but_a_bare_health(worker):
+    conn = connection(worker)
+    status, _, data = call(conn, "GET", "/health")
+    assert status == 200 and json.loads(data) == {"status": "ok"}
+    for method, path in (("GET", "/metrics"), ("GET", "/v1/models"), ("GET", "/v1/models/smollm2"),
+                         ("POST", "/tokenize"), ("POST", "/v1/chat/completions")):
+        assert call(conn, method, path, b"{}")[0] == 401, path
+        assert call(conn, method, path, b"{}", {"Authorization": "Bearer wrong"})[0] == 401, path
+    status, _, data = call(conn, "GET", "/metrics", headers=auth(worker))
+    assert status == 200 and b"pagewise_requests_total" in data
+    conn.close()
+
+
+@pytest.mark.parametrize("host", ["evil.example:{port}", "evil.example", "127.0.0.1:1", "", None])
+def test_host_header_checked_on_every_route(worker, host):
+    """DNS rebinding: a web page that resolves its own name to 127.0.0.1 sends its own Host."""
+    for path in ("/health", "/metrics", "/v1/models"):
+        head = f"GET {path} HTTP/1.1\r\nAuthorization: Bearer {worker.spec.api_key}\r\n"
+        if host is not None:
+            head += f"Host: {host.format(port=port(worker))}\r\n"
+        reply = raw_exchange(worker, (head + "Connection: close\r\n\r\n").encode())
+        assert reply.startswith(b"HTTP/1.1 403"), (path, host, reply[:200])
+    for good in (f"127.0.0.1:{port(worker)}", f"localhost:{port(worker)}"):
+        reply = raw_exchange(worker, f"GET /health HTTP/1.1\r\nHost: {good}\r\nConnection: close\r\n\r\n".encode())
+        assert reply.startswith(b"HTTP/1.1 200"), reply[:200]
+
+
+def threads_of(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/task"))
+
+
+def test_idle_connections_do_not_pile_up_threads(worker):
+    """Before: 200 idle connections → 203 threads, held until the client left."""
+    pid = worker.pid
+    base = threads_of(pid)
+    socks = [socket.create_connection(("127.0.0.1", port(worker)), timeout=5) for _ in range(200)]
+    try:
+        time.sleep(0.5)
+        peak = threads_of(pid)
+        assert peak <= base + MAX_CONNECTIONS, (base, peak)
+        # none is left hanging: past the bound a 503 at once, within it closed once idle for IDLE_S
+        outcomes = {"503": 0, "closed when idle": 0}
+        for sock in socks:
+            sock.settimeout(IDLE_S + 10)
+            data = sock.recv(4096)
+            assert data == b"" or data.startswith(b"HTTP/1.1 503"), data[:100]
+            outcomes["503" if data else "closed when idle"] += 1
+        print(f"200 idle connections: threads {base} → peak {peak}; {outcomes}")
+        assert outcomes["503"] >= 200 - 3 * MAX_CONNECTIONS
+        time.sleep(1.0)
+        assert threads_of(pid) <= base + 2, (base, threads_of(pid))
+        conn = connection(worker)
+        assert call(conn, "GET", "/health")[0] == 200
+        conn.close()
+    finally:
+        for sock in socks:
+            sock.close()
+
+
+def test_n_above_one_and_content_parts(worker):
+    conn = connection(worker, timeout=120)
+    body = {"messages": [{"role": "user", "content": "Say hi."}], "max_tokens": 4, "n": 2}
+    status, _, data = call(conn, "POST", "/v1/chat/completions", json.dumps(body).encode(), auth(worker))
+    assert status == 400 and "n=2" in json.loads(data)["error"]["message"]
+    parts = [{"type": "text", "text": "What colour is the sky"}, {"type": "text", "text": "on a clear day?"}]
+    body = {"messages": [{"role": "user", "content": parts}], "max_tokens": 6}
+    status, _, data = call(conn, "POST", "/v1/chat/completions", json.dumps(body).encode(), auth(worker))
+    assert status == 200 and json.loads(data)["choices"][0]["message"]["content"]
+    body["messages"][0]["content"] = [{"type": "image_url", "image_url": {"url": "data:,"}}]
+    status, _, data = call(conn, "POST", "/v1/chat/completions", json.dumps(body).encode(), auth(worker))
+    assert status == 400 and "image_url" in json.loads(data)["error"]["message"]
+    conn.close()
+
+
+def test_official_openai_client(worker):
+    openai = pytest.importorskip("openai")
+    client = openai.OpenAI(base_url=worker.spec.base_url, api_key=worker.spec.api_key, max_retries=0, timeout=60)
+    assert [m.id for m in client.models.list()] == ["smollm2"]
+    assert client.models.retrieve("smollm2").id == "smollm2"           # before: hung
+    with pytest.raises(openai.NotFoundError):
+        client.models.retrieve("no-such-model")
+    with pytest.raises(openai.BadRequestError):                          # before: one choice, silently
+        client.chat.completions.create(model="smollm2", n=2, max_tokens=4,
+                                       messages=[{"role": "user", "content": "Say hi."}])
+    reply = client.chat.completions.create(                              # before: 400
+        model="smollm2", max_tokens=6,
+        messages=[{"role": "user", "content": [{"type": "text", "text": "Say hi."}]}])
+    assert reply.choices[0].message.content
+    with pytest.raises(openai.AuthenticationError):                      # then the same pool goes on
+        openai.OpenAI(base_url=worker.spec.base_url, api_key="wrong", max_retries=0).models.list()
+    assert client.models.retrieve("smollm2").id == "smollm2"
+    stream = client.chat.completions.create(model="smollm2", max_tokens=6, stream=True,
+                                            messages=[{"role": "user", "content": "Say hi."}])
+    assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+
+
+def test_worker_log_has_no_traceback(worker):
+    log = Path(worker.log_path).read_text(errors="replace") if getattr(worker, "log_path", None) else ""
+    assert "Traceback" not in log
