@@ -148,6 +148,14 @@ class ChatPanel(QWidget):
         if not self._render_timer.isActive():
             self._render_timer.start()
 
+    def restart_stream(self, note: str) -> None:
+        """The engine was restarted mid-answer and the question asked again: what streamed
+        so far goes (the retry streams the answer from its start)."""
+        if self.entries and self.entries[-1].state == "streaming":
+            entry = self.entries[-1]
+            entry.raw, entry.text, entry.status = "", "", note
+            self.render()
+
     def set_status(self, text: str) -> None:
         """What the engine does before the answer's first word (shown in place of "…")."""
         if self.entries and self.entries[-1].state == "streaming" and not self.entries[-1].text:
@@ -203,7 +211,7 @@ class ChatPanel(QWidget):
             parts.append(f"<p style='margin-top:4px'>Sources: {markers}</p>")
         if entry.meta:
             colour = "#d64541" if entry.state == "failed" else "gray"
-            parts.append(f"<p style='color:{colour}; font-size:small; margin-top:2px'>{html.escape(entry.meta)}</p>")
+            parts.append(f"<p style='color:{colour}; font-size:small; margin-top:2px'>{html.escape(entry.meta).replace(chr(10), '<br>')}</p>")
         return "".join(parts)
 
     def _on_anchor(self, url: QUrl) -> None:

@@ -25,7 +25,12 @@ def meta_line(answer) -> str:
     unverified = sum(1 for c in answer.citations if not c.verified)
     if unverified:
         parts.append(f"{unverified} unverified citation{'s' if unverified > 1 else ''}")
-    return " · ".join(parts)
+    context = getattr(answer, "context", None) or {}
+    if context.get("new_context"):
+        parts.append("a new context began: the conversation no longer fitted")
+    line = " · ".join(parts)
+    warnings = list(getattr(answer, "warnings", ()) or ())
+    return "\n".join([line] + warnings)
 
 
 def _doc_id(label: str, docs: list) -> int:

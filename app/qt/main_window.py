@@ -315,6 +315,8 @@ class MainWindow(QMainWindow):
         self.engine.sig_ask_failed.connect(self._on_ask_failed)
 
     def _on_engine_state(self, state: str, detail: str) -> None:
+        if state == "restarted" and self.chat.busy():
+            self.chat.restart_stream(detail)
         self.status.set_engine_state(state, detail)
         self.start_page.set_engine_state(state, detail)
         plan = getattr(self.engine.runtime, "plan", None)

@@ -288,8 +288,8 @@ class ChatEngine:
             rate = len(step) / max(time.perf_counter() - began, 1e-6)
             size = max(16, min(self.batch, int(rate * SLICE_S)))
         self.progress = (end - have, end - have)
-        if on_progress:
-            on_progress(end, n)
+        if on_progress:               # read (the last token goes with the first answer token)
+            on_progress(n, n)
         if save:
             llm._ctx.kv_cache_seq_rm(-1, reuse, -1)   # cells of an earlier answer must not go to disk
             try:

@@ -64,9 +64,11 @@ class Recovery:
                 failure = self._engine_failure(exc, cancel)
                 if failure is None:                         # a failed request, or the user's Stop
                     raise self._request_error(exc) from None
-                if retried:
-                    raise _one_line(failure, "the engine failed again after a restart") from None
                 hung = failure.kind is K.REQUEST_TIMEOUT
+                if retried:
+                    if hung and rt.supervisor is not None:
+                        rt.supervisor.kill()     # the next question restarts it at once, not after a stall
+                    raise _one_line(failure, "the engine failed again after a restart") from None
                 self._restart(failure, "stopped answering" if hung else "stopped", hung=hung)
                 retried = True
 

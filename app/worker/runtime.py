@@ -223,7 +223,7 @@ class EngineRuntime:
             return self.memory.prefill_tps(key)
         if self.plan.engine == "llamacpp":      # the worker measures right after it starts listening
             deadline, measured = time.monotonic() + CALIBRATION_WAIT_S, 0
-            while not measured and time.monotonic() < deadline:
+            while not measured and time.monotonic() < deadline and self.client is not None:
                 measured = self.metrics().get("pagewise_prefill_calibrated_tokens_per_second", 0)
                 if not measured:
                     time.sleep(0.1)

@@ -105,7 +105,8 @@ def test_crash_while_writing_rolls_back(corpus, tmp_path, monkeypatch):
         raise sqlite3.OperationalError("disk I/O error (injected)")
 
     monkeypatch.setattr(fts, "add_pieces", failing)
-    with pytest.raises(sqlite3.OperationalError):
+    from app.core.storage import StorageError
+    with pytest.raises(StorageError, match="input/output error"):   # one line for the user, nothing half-written
         lib.add(corpus / NDA)
     assert _counts(db) == (0, 0, 0, 0)
     lib.close()

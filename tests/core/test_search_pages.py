@@ -40,3 +40,11 @@ def test_convincing_refuses_passages_without_the_question_words():
     assert not evidence.convincing([], "en", "When is the monthly rent payable?")
     # asked across languages: no shared words to count, so not refused on words
     assert evidence.convincing(about_rent, "zh", "每月租金是多少？")
+
+
+def test_equal_evidence_goes_to_the_part_that_repeats_the_terms():
+    first = "第四十七条 经济补偿按劳动者在本单位工作的年限，每满一年支付一个月工资的标准向劳动者支付。"
+    second = ("劳动者月工资高于上年度职工月平均工资三倍的，向其支付经济补偿的标准按职工月平均工资三倍的数额支付，"
+              "年限最高不超过十二年。本条所称月工资是指劳动者在劳动合同解除或者终止前十二个月的平均工资。")
+    weights = {"工资": 1.0, "经济": 1.0, "补偿": 1.0}     # all three in both parts
+    assert fts._best_page(first + "\n" + second, [[6, 0], [7, len(first) + 1]], weights) == 7

@@ -75,7 +75,9 @@ def test_index_and_ask_open_no_outside_connection(tmp_path):
         pytest.skip(f"needs {', '.join(missing)} (scripts/setup.sh --test installs them)")
     prefix = _namespace_prefix()
     home, trace = tmp_path / "home", tmp_path / "trace"
-    env = {**os.environ, "PAGEWISE_HOME": str(home), "QT_QPA_PLATFORM": "offscreen"}
+    # OMP_WAIT_POLICY=PASSIVE: llama.cpp's OpenMP threads sleep instead of spinning on sched_yield,
+    # each call of which is a ptrace stop (a traced ask read 1 prompt token/s without it)
+    env = {**os.environ, "PAGEWISE_HOME": str(home), "QT_QPA_PLATFORM": "offscreen", "OMP_WAIT_POLICY": "PASSIVE"}
     for var in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
         env.pop(var, None)
 

@@ -61,12 +61,11 @@ def team_server(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_a_corpus_question_through_the_team_server(team_server, tmp_path, corpus):
-    from tests.conftest import dev_questions
-    q = next(q for q in dev_questions() if q["id"] == "dev-001")      # Bonterms cloud terms: uptime
+def test_a_corpus_question_through_the_team_server(team_server, tmp_path):
+    # the Common Paper mutual NDA (resources/samples): a dev.jsonl Bonterms question took
+    # over 900 s here with 2 cores shared by 8 engines (its vectors, then the answer)
     home = tmp_path / "home"
-    res, _ = remote_ask(home, team_server.base_url, team_server.api_key, doc=corpus / q["docs"][0],
-                        question=q["question"])
+    res, _ = remote_ask(home, team_server.base_url, team_server.api_key)
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     assert out["engine"]["name"] == "remote" and out["engine"]["model"] == TEAM_MODEL

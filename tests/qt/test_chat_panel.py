@@ -75,7 +75,7 @@ def test_templates_load_in_both_languages_and_ask_in_one_click(qtbot, chat):
     zh = templates.for_language(found, "zh", compare=False)
     assert zh and all(t.lang == "zh" and not t.key.startswith("compare") for t in zh)
     both = templates.for_language(found, "mixed", compare=True)
-    assert {t.key for t in both} == {"review_contract", "review_risks", "review_dates", "compare_clauses"}
+    assert {t.key for t in both} == {"review_contract", "review_risks", "review_dates", "review_summary", "compare_clauses"}
     contract = next(t for t in found if t.key == "review_contract" and t.lang == "en")
     assert "[to confirm]" in contract.prompt and "→" in contract.prompt
     chat.set_ready(True)

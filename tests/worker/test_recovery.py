@@ -64,6 +64,8 @@ class Statuses(list):
 
     def __call__(self, state, detail):
         self.append((state, detail))
+        if state == "restarted":
+            self.restarted_at = time.monotonic()
 
     def restarts(self) -> list[str]:
         return [d for s, d in self if s == "restarted"]
@@ -145,13 +147,15 @@ def test_an_engine_that_died_between_answers_is_back_for_the_next_question(libra
 def test_a_crash_loop_gives_up_after_the_restart_budget_with_one_line(library, fake_runtime):
     f = fake_runtime(lambda n: fake_spec("--crash-after", "0"))
     seen = []
-    for _ in range(3):
+    while not any("not restarted" in line for line in seen) and len(seen) < 6:
         with pytest.raises(errors.WorkerError) as info:
             f.ask(library)
         seen.append(describe(info.value))
+    # each question restarts at most twice (found dead, died on it) and retries once; how the
+    # restarts fall on the questions depends on when each exit is reaped, the total does not
     assert len(f.launches) == 4                            # the first start + 3 restarts, then no more
-    assert all(line.startswith("the engine failed again after a restart: ") for line in seen[:2])
-    assert seen[2].startswith("the engine had stopped; not restarted after 3 restarts within 60 s: ")
+    assert seen[0].startswith("the engine failed again after a restart: ")
+    assert "; not restarted after 3 restarts within 60 s: " in seen[-1]
     assert all("\n" not in line for line in seen)
 
 
@@ -379,7 +383,9 @@ def test_sigstop_mid_question_times_out_within_the_stall_deadline_kills_restarts
     (line,) = statuses.restarts()
     assert line == "the engine stopped answering; killed and restarted it (1 of 3) and asked again"
     restart_s = rt._recovery.recoveries[-1]["restart_s"]
-    # noticed within the stall deadline (the rest is the restart and the answer itself)
-    assert took - restart_s < stall_s + 8
-    record_figure("SIGSTOP mid-question", stop_to_answer_s=round(took, 2), restart_s=restart_s,
+    # the stall was noticed within the deadline (the retried answer's own time is the machine's)
+    noticed_s = statuses.restarted_at - restart_s - stopped["at"]
+    assert 0 < noticed_s < stall_s + 8
+    record_figure("SIGSTOP mid-question", stop_to_answer_s=round(took, 2), noticed_s=round(noticed_s, 2),
+                  restart_s=restart_s,
                   stall_s=stall_s, prompt_progress_at_stop=stopped["prompt"])

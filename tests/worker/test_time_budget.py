@@ -94,18 +94,21 @@ def test_background_reading_yields_to_a_question_and_then_answers_whole(runtime,
     reader = threading.Thread(target=read)
     reader.start()
     deadline = time.monotonic() + 120
-    while len(progress) < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert progress, "the reading never reported progress"
+    while (not progress or progress[-1][0] < 700) and time.monotonic() < deadline:
+        time.sleep(0.05)                                 # read enough to be worth keeping on disk
+    assert progress and progress[-1][0] >= 700, f"the reading did not get going: {progress[-3:]}"
     answer = runtime.ask(lib, other, "Who are the parties?", mode="retrieval")    # pre-empts the reading
     assert answer.text
     asked_at = time.monotonic()
     reader.join(600)
     assert not errors and result.get("cached") and result["tokens"] > 1000
     assert progress[-1][0] == progress[-1][1]
-    # it resumed where it was cut: a later progress report starts above zero again
-    restarts = [b for a, b in zip(progress, progress[1:]) if b[0] < a[0]]
-    assert all(r[0] > 0 for r in restarts), restarts
+    # it resumed where it was cut: the resumed request's first slice starts where the cut one
+    # stopped (the accepted-prompt report, 0 of N, comes first in every request)
+    cuts = [i for i in range(1, len(progress)) if progress[i][0] < progress[i - 1][0]]
+    assert cuts, "the question did not pre-empt the reading"
+    for i in cuts:
+        assert progress[i + 1][0] >= 512, progress[i - 1:i + 2]
     assert time.monotonic() >= asked_at
     whole = runtime.ask(lib, read_refs, "What does each partner agree to do?")
     assert whole.mode == "whole-document"

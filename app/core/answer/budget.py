@@ -30,7 +30,8 @@ def document_room(context_tokens: int, question: str = "") -> int:
 
 # --- time: the prompt a first token within the user's wait can afford ------------------------------
 SPEED_MARGIN = 0.8           # prefill slows as the prompt grows (attention): aim a fifth under the target
-FOLLOW_UP_SHARE = 0.25       # a follow-up appends at most this share of the first question's budget
+FOLLOW_UP_SHARE = 0.2        # a follow-up adds at most this share of the first prompt (the issue: ≤ ¼ of its
+                             # budget), its question and the last reply included: its wait stays ≤ ¼ of the first
 
 
 def time_budget_tokens(target_s: float | None, prefill_tps: float | None, context_tokens: int) -> int:

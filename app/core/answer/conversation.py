@@ -47,6 +47,7 @@ class Conversation:
     turns: list[Turn] = field(default_factory=list)
     first_budget: int = 0         # the first question's prompt budget (follow-ups get a share)
     whole_text: str = ""          # whole-document mode: the documents' text, sent in the first turn
+    first_prompt_tokens: int = 0  # the first question's prompt as sent (follow-ups add a share of it)
     last_prompt_tokens: int = 0   # the last prompt's size and its reply's: what the engine holds
     last_reply_tokens: int = 0
     restarts: int = 0             # times the context overflowed and a new one began
@@ -93,6 +94,8 @@ class Conversation:
 
     def add(self, passages: list[Passage], question: str, reply: str, prompt_tokens: int,
             reply_tokens: int) -> None:
+        if not self.turns:
+            self.first_prompt_tokens = prompt_tokens
         self.turns.append(Turn(list(passages), question, reply))
         self.last_prompt_tokens, self.last_reply_tokens = prompt_tokens, reply_tokens
 
@@ -102,7 +105,7 @@ class Conversation:
             self.restarts += 1
         self.doc_ids, self.mode, self.turns = tuple(doc_ids), mode, []
         self.first_budget, self.whole_text = budget, whole_text
-        self.last_prompt_tokens = self.last_reply_tokens = 0
+        self.first_prompt_tokens = self.last_prompt_tokens = self.last_reply_tokens = 0
 
     # --- kept between runs ----------------------------------------------------------------------
     def to_dict(self) -> dict:

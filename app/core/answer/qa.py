@@ -19,9 +19,11 @@ from app.core.answer.budget import (
     reading_seconds,
     time_budget_tokens,
 )
-from app.core.answer.citations import Citation, quotable, verify
+from app.core.answer import injection
+from app.core.answer.citations import Citation, quotable, verify, with_support
 from app.core.answer.conversation import Conversation, Passage
 from app.core.failures import BadInput
+from app.core.search import evidence
 
 RETRIEVAL_PAGES = 6          # candidate pages in retrieval mode (the time budget takes the best that fit)
 
@@ -43,12 +45,13 @@ class Answer:
     raw: str = ""
     usage: dict = field(default_factory=dict)
     context: dict = field(default_factory=dict)   # tokens, passages, budget_tokens of this prompt
+    warnings: list[str] = field(default_factory=list)   # instruction-like text found; nothing convincing found
 
     def to_dict(self) -> dict:
         return {"answer": self.text, "citations": [c.to_dict() for c in self.citations],
                 "mode": self.mode, "not_stated": self.not_stated,
                 "engine": self.engine, "timing": self.timing, "usage": self.usage,
-                "context": self.context}
+                "context": self.context, "warnings": self.warnings}
 
 
 @dataclass(frozen=True)
@@ -303,8 +306,9 @@ def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context
     text, cites = parse_reply(result.text)
     if len(text) >= prompts.answer_bound(schema) and not text.endswith("…"):
         text += " …"                              # the schema's bound closed it mid-sentence
-    citations = _verify_all(library, refs, cites)
-    return Answer(text=text, citations=citations, mode=conv.mode,
+    citations = with_support(_verify_all(library, refs, cites), text, question)
+    warnings = _warnings(library, refs, question, conv, new)
+    return Answer(text=text, citations=citations, mode=conv.mode, warnings=warnings,
                   not_stated=is_not_stated(text, citations), raw=result.text,
                   timing={"ttft_s": round(result.ttft_s, 3), "total_s": round(time.perf_counter() - start, 3),
                           "estimated_ttft_s": reading.seconds},
@@ -312,6 +316,25 @@ def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context
                          "completion_tokens": result.completion_tokens},
                   context={"tokens": used, "passages": len(conv.passages()) if conv.mode == "retrieval" else 0,
                            "budget_tokens": budget, "turn": len(conv.turns), "new_context": new_context})
+
+
+def _warnings(library, refs, question: str, conv: Conversation, new: list[Passage]) -> list[str]:
+    """What the user must know besides the answer: instruction-like text in the documents
+    (treated as evidence, never obeyed), and retrieval that found nothing convincing."""
+    out = []
+    findings = []
+    for ref in refs:
+        findings += injection.scan_pages(ref.doc_id, {p.number: p.text for p in library.pages(ref.doc_id)})
+    line = injection.warning(findings, {r.doc_id: r.label for r in refs})
+    if line:
+        out.append(line)
+    if conv.mode == "retrieval":
+        hits = library.search(question, doc_ids=[r.doc_id for r in refs], k=5)
+        if not evidence.convincing(hits, textnorm.language(question), question):
+            closest = ", ".join(f"p. {h.page}" for h in hits[:3]) or "none"
+            out.append(f"The document does not appear to address this (closest passages: {closest}); "
+                       "check the answer against the pages.")
+    return out
 
 
 def _optional(**kwargs) -> dict:
@@ -326,9 +349,10 @@ def _build(library, refs, question, client, conv: Conversation, room: int, budge
         msgs = conv.messages(question, [])
         return msgs, [], count_tokens(client, msgs)
     ranked = ranked_hits(library, refs, question)
-    if conv.turns:                       # a follow-up appends a share of the first budget
-        share = int(conv.first_budget * FOLLOW_UP_SHARE)
-        allowance = share - estimate_tokens(question + conv.turns[-1].reply)
+    if conv.turns:                       # a follow-up appends a share of the first question's prompt
+        first = min(conv.first_budget, conv.first_prompt_tokens or conv.first_budget)
+        share = int(first * FOLLOW_UP_SHARE)
+        allowance = share - estimate_tokens(question + conv.turns[-1].reply) - TEMPLATE_MARGIN
         new = pick_passages(library, ranked, max(0, allowance), conv, at_least_one=False)
         if not new and allowance < share and ranked and not conv.has(
                 ranked[0][0].number, ranked[0][1].page, ranked[0][1].text.strip()):

@@ -16,7 +16,7 @@
 
 Lexical, not semantic: cheap, explainable, no model. Measured on dev.jsonl with the gold
 quote and gold answer (should support) against the gold quote and another question's
-answer about the same document (should not): see tests/test_support.py and the figures in
+answer about the same document (should not): see tests/core/test_support.py and the figures in
 docs/DESIGN-CHANGES.md.
 """
 from __future__ import annotations
