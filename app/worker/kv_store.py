@@ -33,6 +33,7 @@ from typing import Sequence
 import numpy as np
 
 DEFAULT_MAX_BYTES = 2 * 1024**3
+EXTEND_MIN_TOKENS, EXTEND_SHARE = 128, 0.15   # a follow-up worth keeping on disk: this much new
 MIN_TOKENS = 512          # shorter prompts re-read faster than the file system round trip is worth
 MAGIC, FORMAT = b"PWKV", 1
 HEADER = struct.Struct("<4sII")   # magic, format, token count; llama.cpp's state follows
@@ -125,8 +126,12 @@ class KvStore:
         return max(entries)[1] if entries else None
 
     def worth_saving(self, n_tokens: int, best_common: int) -> bool:
-        """Save when the prompt holds at least min_tokens that no entry has yet."""
-        return self.writable and n_tokens - best_common >= self.min_tokens
+        """Save when the prompt holds at least min_tokens that no entry has yet, or when it
+        extends an entry by a good share (a conversation's follow-up: after a restart, the
+        next follow-up must find most of its prompt on disk, not only the first question's)."""
+        new = n_tokens - best_common
+        extends = n_tokens >= self.min_tokens and new >= max(EXTEND_MIN_TOKENS, EXTEND_SHARE * n_tokens)
+        return self.writable and (new >= self.min_tokens or extends)
 
     def save(self, ctx, tokens: Sequence[int]) -> Path:
         """Write sequence 0's KV state for `tokens` atomically (tmp + rename), then prune (LRU)."""
@@ -146,8 +151,21 @@ class KvStore:
             tmp_tok.unlink(missing_ok=True)
             raise
         self._tokens[digest] = toks
+        self._drop_prefixes_of(toks, digest)
         self.prune()
         return kv
+
+    def _drop_prefixes_of(self, toks: np.ndarray, keep: str) -> None:
+        """An entry whose tokens all lead the new one is served by the new one (a restore
+        keeps only the shared prefix): drop it, so a conversation holds one entry on disk."""
+        for tok_file in list(self.dir.glob("*.tok")):
+            if tok_file.stem == keep:
+                continue
+            stored = self._load_tokens(tok_file)
+            if stored is not None and len(stored) < len(toks) and common_prefix(toks, stored) == len(stored):
+                tok_file.unlink(missing_ok=True)              # uncommit first, then the bulk
+                tok_file.with_suffix(".kv").unlink(missing_ok=True)
+                self._tokens.pop(tok_file.stem, None)
 
     def load(self, ctx, digest: str, capacity: int) -> list[int] | None:
         """Restore an entry into sequence 0; returns its tokens, or None if llama.cpp refused it

@@ -1,0 +1,70 @@
+"""Soak: many questions through the real worker with the embedded model, one engine start.
+
+    .venv/bin/python benchmarks/soak.py [--questions 200]
+
+Questions cycle through the corpus' English and Chinese contracts and laws, alternating new
+conversations and follow-ups, in retrieval and whole-document mode. Reports failures (target:
+zero), answers with a verified citation, and the resident memory of the app and of the worker
+at the start, every 50 questions and at the end (a leak shows as growth).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+
+QUESTIONS = ("Who are the parties?", "How can the agreement be terminated?", "Which law governs it?",
+             "What must be kept confidential?", "How long does it last?", "合同可以解除吗？", "违约责任是什么？")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--questions", type=int, default=200)
+    args = ap.parse_args(argv)
+    from app.core.answer import qa
+    from app.core.answer.conversation import Conversation
+    from app.core.library import Library
+    from app.worker.runtime import EngineRuntime
+
+    qa.ANSWER_TOKENS = 96           # the soak is about the engine staying up, not long answers
+    docs = [p for p in common.corpus_files() if p.suffix == ".pdf"][:10]
+    with common.temp_home("pagewise-soak-"):
+        lib = Library()
+        refs = [[qa.DocRef(1, lib.add(p).id, p.name)] for p in docs]
+        rt = EngineRuntime()
+        rt.start()
+        worker = rt.supervisor.pid if rt.supervisor else None
+        rss = [(0, common.rss_mb(), common.rss_mb(worker) if worker else None)]
+        failures, verified, began, conv = [], 0, common.now(), Conversation()
+        for n in range(args.questions):
+            ref = refs[(n // 3) % len(refs)]
+            if n % 3 == 0:
+                conv = Conversation()
+            q = QUESTIONS[n % len(QUESTIONS)]
+            try:
+                a = rt.ask(lib, ref, q, conversation=conv, mode="retrieval" if n % 2 else "auto")
+                verified += any(c.verified for c in a.citations)
+            except Exception as exc:  # noqa: BLE001 - counted and shown
+                failures.append(f"q{n} {ref[0].label}: {type(exc).__name__}: {exc}")
+            if (n + 1) % 50 == 0 or n + 1 == args.questions:
+                worker = (rt.supervisor.pid if rt.supervisor else None) or worker
+                rss.append((n + 1, common.rss_mb(), common.rss_mb(worker) if worker else None))
+                print(f"{n + 1} questions, {len(failures)} failures, {common.now() - began:.0f} s", flush=True)
+        rt.stop()
+        lib.close()
+    print(f"\n{args.questions} questions in {common.now() - began:.0f} s: {len(failures)} failures, "
+          f"{verified} answers with a verified citation")
+    for n, app_mb, worker_mb in rss:
+        print(f"  after {n:>3} questions: app RSS {app_mb:.0f} MB, worker RSS {worker_mb or 0:.0f} MB")
+    for f in failures[:10]:
+        print(f"  failure: {f}")
+    common.write_json("soak", {"questions": args.questions, "failures": failures, "verified": verified,
+                               "rss_mb": rss})
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
