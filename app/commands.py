@@ -161,8 +161,9 @@ class ReadingLine:
         if self.quiet or total <= 0:
             return
         now = self.clock()
-        if self.first is None:
-            self.first = (now, done)
+        self.calls = getattr(self, "calls", 0) + 1
+        if self.first is None or self.calls <= 2 or done < self.first[1]:
+            self.first = (now, done)          # from the first slice on (see app/qt/engine_controller.py)
             return
         pct = int(100 * done / total)
         rate = (done - self.first[1]) / max(now - self.first[0], 1e-6)

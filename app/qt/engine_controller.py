@@ -3,6 +3,7 @@ ask questions with streaming and Stop, stop it on exit."""
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 
@@ -48,11 +49,14 @@ class ProgressText:
     """Prompt progress as the user reads it: "reading the passages: 45% · 6 s left"."""
 
     def __init__(self, what: str):
-        self.what, self.first = what, None
+        self.what, self.first, self.calls = what, None, 0
 
     def __call__(self, done: int, total: int) -> str:
         now = time.perf_counter()
-        if self.first is None:
+        self.calls += 1
+        # the speed counts from the first slice on: a request reports "0 of N" when accepted and
+        # then where reading starts (what the engine already held), which took no reading
+        if self.first is None or self.calls <= 2 or done < self.first[1]:
             self.first = (now, done)
         rate = (done - self.first[1]) / max(now - self.first[0], 1e-6)
         left = f" · {(total - done) / rate:.0f} s left" if rate > 0 and done < total else ""
@@ -178,7 +182,12 @@ class EngineController(QObject):
     def _on_read_failed(self, exc: Exception) -> None:
         from app.core.failures import BadInput
         log.info("background reading: %s", exc)
-        self.sig_background.emit(f"not read whole: {exc}" if isinstance(exc, BadInput) else "")
+        if isinstance(exc, BadInput):
+            fits = re.search(r"about (\d+)%", str(exc))
+            share = f" (about {fits.group(1)}% fits)" if fits else ""
+            self.sig_background.emit(f"too long to read whole{share}: answers use passages")
+        else:
+            self.sig_background.emit("")
 
     def prepare(self, library, refs) -> None:
         """Let the engine restore what it kept of these documents (see EngineRuntime.prepare);

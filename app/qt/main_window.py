@@ -288,7 +288,8 @@ class MainWindow(QMainWindow):
         if self.doc_infos() and not self._pending and self.engine.ready() and not self.chat.busy():
             self.engine.prepare(self.library, self._refs())
             infos = self.doc_infos()
-            label = "the documents" if len(infos) > 1 else f"“{infos[0].title or 'the document'}”"
+            title = infos[0].title or "the document"
+            label = "the documents" if len(infos) > 1 else f"“{title[:24] + '…' if len(title) > 25 else title}”"
             self.engine.read_in_background(self.library, self._refs(), label)
 
     def ask(self, question: str) -> None:

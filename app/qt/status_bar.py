@@ -81,6 +81,9 @@ class ReadingsPoller(QObject):
                                 on_error=lambda exc: None)
 
 
+ACTIVITY_WIDTH = 360        # px for "reading “…”: 45% · 6 s left"
+
+
 class StatusBar(QStatusBar):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -93,6 +96,7 @@ class StatusBar(QStatusBar):
         self._gauge_layout.setContentsMargins(0, 0, 0, 0)
         self.gauges: list[MemoryGauge] = []
         self.activity_label = QLabel("", objectName="activity")   # "reading the contract: 45%"
+        self.activity_label.setMaximumWidth(ACTIVITY_WIDTH + 20)
         self.addWidget(self.state_label)
         self.addWidget(self.activity_label)
         self.addWidget(self.plan_label, 1)
@@ -107,7 +111,11 @@ class StatusBar(QStatusBar):
         self.state_label.setToolTip(detail)
 
     def set_activity(self, text: str) -> None:
-        self.activity_label.setText(text)
+        """Background work in a few words (elided; the whole line in the tooltip): the status
+        bar must never push the window wider."""
+        metrics = self.activity_label.fontMetrics()
+        self.activity_label.setText(metrics.elidedText(text, Qt.TextElideMode.ElideRight, ACTIVITY_WIDTH))
+        self.activity_label.setToolTip(text)
         self.activity_label.setVisible(bool(text))
 
     def set_plan(self, summary: str, reasons: list[str] | tuple[str, ...] = ()) -> None:

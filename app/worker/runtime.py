@@ -25,6 +25,11 @@ CALIBRATION_TEXT = ("The parties agree that the terms of this agreement apply to
                     "under it, unless an order states otherwise in writing.")
 
 
+def planner_line(plan) -> str:
+    from app.core.plan import planner
+    return planner.explain(plan)
+
+
 class _StallAware:
     """The client, with the stall deadline qa's reading estimate set for this question."""
 
@@ -229,7 +234,7 @@ class EngineRuntime:
                     time.sleep(0.1)
             if measured:
                 self.memory.set_prefill(key, measured)
-                self._status("calibrated", f"reads {measured:,.0f} prompt tokens/s")
+                self._status("ready", f"{planner_line(self.plan)}; reads {measured:,.0f} prompt tokens/s")
                 return measured
             log.warning("prefill speed not measured within %.0f s; the first answer measures it", CALIBRATION_WAIT_S)
             return None
@@ -243,7 +248,7 @@ class EngineRuntime:
         tokens = result.prompt_tokens - result.cached_tokens
         if tokens > 0 and result.ttft_s > 0:
             self.memory.set_prefill(key, tokens / result.ttft_s)
-            self._status("calibrated", f"reads {tokens / result.ttft_s:,.0f} prompt tokens/s")
+            self._status("ready", f"{planner_line(self.plan)}; reads {tokens / result.ttft_s:,.0f} prompt tokens/s")
         return self.memory.prefill_tps(key)
 
     # --- background reading ---------------------------------------------------------------------
