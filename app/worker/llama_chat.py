@@ -33,6 +33,7 @@ from app.worker.loop_guard import AnswerLoopGuard
 
 GRAMMARS_CACHE = 4        # compiled answer grammars kept (each prompt's quotes make its own schema)
 TOKENS_CACHE = 4          # tokenized prompts kept (a /tokenize, then the chat with the same messages)
+MIN_SLICE = 64            # smaller slices re-read the weights too often: a slow machine got slower still
 SLICE_S = 1.0             # seconds of prompt reading between progress reports and cancel checks
 EARLY_CHARS = 4096        # prompt text tokenized to recognise a stored document before the whole prompt is
 
@@ -271,7 +272,7 @@ class ChatEngine:
         save = self.store is not None and self.store.worth_saving(reuse, best.common if best else 0)
         end = reuse if save or last_apart else n
         llm.n_tokens = have                      # eval() first drops KV cells from n_tokens on
-        start, size = have, min(self.batch, 32)   # the first slice measures this machine's speed
+        start, size = have, min(self.batch, MIN_SLICE)   # the first slice measures this machine's speed
         while start < end:
             self.progress = (start - have, end - have)
             if on_progress:
@@ -286,7 +287,7 @@ class ChatEngine:
             # slices of about a second: progress stays live (and a stall deadline meaningful)
             # on a slow model, and a Stop or a pre-empting question waits at most that long
             rate = len(step) / max(time.perf_counter() - began, 1e-6)
-            size = max(16, min(self.batch, int(rate * SLICE_S)))
+            size = max(MIN_SLICE, min(self.batch, int(rate * SLICE_S)))
         self.progress = (end - have, end - have)
         if on_progress:               # read (the last token goes with the first answer token)
             on_progress(n, n)
