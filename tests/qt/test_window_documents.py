@@ -77,7 +77,9 @@ def test_comparison_citations_drive_the_matching_pane(qtbot, window, library):
     window.citations.set_citations([cb, ca])
     with qtbot.waitSignal(window.pane_b.sig_highlighted, timeout=10000):
         window.citations.activate(0)
-    assert window.pane_b.view.current_page() == 4
+    # page 4 in view (near the end of a short document the view cannot scroll page 4 to its top,
+    # so the page at the top may be 3: since the library panel, compare panes are narrower)
+    assert 4 - 1 in window.pane_b.view._visible()
     assert window.pane_b.view.highlights() == {4: expected_rects(b_path, 4, cb.quote)}
     assert window.pane_a.view.highlights() == {}
     with qtbot.waitSignal(window.pane_a.sig_highlighted, timeout=10000):
@@ -117,12 +119,16 @@ def test_bad_pdf_gives_one_line_message(qtbot, window):
     assert window.pane_a.path is None and not window.chat.ask_button.isEnabled()
 
 
-def test_scanned_pdf_is_shown_but_not_askable(qtbot, window):
-    with qtbot.waitSignal(window.sig_documents_ready, timeout=15000):
+def test_scanned_pdf_is_shown_and_read_by_ocr(qtbot, window):
+    from app.core.documents import ocr
+    with qtbot.waitSignal(window.sig_documents_ready, timeout=300000):   # OCR: seconds a page
         window.open_path(str(corpus_pdf("bad/scanned-image-only-en.pdf")))
     assert window.pane_a.view.page_count() >= 1
-    assert "text layer" in window.pane_a.notice.text() and window.pane_a.notice.isVisibleTo(window)
-    assert window.doc_infos() == []
+    assert window.pane_a.notice.isVisibleTo(window)
+    if ocr.available():          # set-up installs Tesseract: the scan is read and askable, and says so
+        assert "OCR" in window.pane_a.notice.text() and window.doc_infos()
+    else:
+        assert "text layer" in window.pane_a.notice.text() and window.doc_infos() == []
 
 
 def test_history_returns_when_the_document_is_reopened(qtbot, window, library):
@@ -152,6 +158,7 @@ def test_progress_is_shown_while_indexing_and_window_stays_responsive(qtbot, win
 def test_layout_is_restored(qtbot, window, library):
     from app.qt.main_window import MainWindow
     window.main_split.setSizes([700, 580])
+    want = window.main_split.sizes()[0]          # what the splitter made of it beside the library panel
     window.pane_a.view.set_zoom(1.5)
     window.close()
     again = MainWindow(library=library, start_engine=False)
@@ -159,7 +166,7 @@ def test_layout_is_restored(qtbot, window, library):
     qtbot.addWidget(again)
     again.show()
     try:
-        assert abs(again.main_split.sizes()[0] - 700) <= 10
+        assert abs(again.main_split.sizes()[0] - want) <= 10
         assert again.pane_a.view.zoom() == 1.5 and again.pane_a.view.fit_mode() == ""
     finally:
         again.close()
