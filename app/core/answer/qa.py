@@ -173,9 +173,11 @@ def without_repeats(text: str) -> str:
     return joiner.join(kept)
 
 
-def _verify_all(library, refs: list[DocRef], cites: list[dict]) -> list[Citation]:
+def _verify_all(library, refs: list[DocRef], cites: list[dict],
+                pages_cache: dict[int, dict[int, str]] | None = None) -> list[Citation]:
+    """`pages_cache`: doc id → page texts, shared with the caller so the pages are read once."""
     by_number = {r.number: r for r in refs}
-    pages_cache: dict[int, dict[int, str]] = {}
+    pages_cache = {} if pages_cache is None else pages_cache
 
     def pages(ref: DocRef) -> dict[int, str]:
         if ref.doc_id not in pages_cache:
@@ -306,8 +308,9 @@ def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context
     text, cites = parse_reply(result.text)
     if len(text) >= prompts.answer_bound(schema) and not text.endswith("…"):
         text += " …"                              # the schema's bound closed it mid-sentence
-    citations = with_support(_verify_all(library, refs, cites), text, question)
-    warnings = _warnings(library, refs, question, conv, new)
+    pages: dict[int, dict[int, str]] = {}
+    citations = with_support(_verify_all(library, refs, cites, pages), text, question)
+    warnings = _warnings(library, refs, question, conv, pages)
     return Answer(text=text, citations=citations, mode=conv.mode, warnings=warnings,
                   not_stated=is_not_stated(text, citations), raw=result.text,
                   timing={"ttft_s": round(result.ttft_s, 3), "total_s": round(time.perf_counter() - start, 3),
@@ -318,13 +321,17 @@ def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context
                            "budget_tokens": budget, "turn": len(conv.turns), "new_context": new_context})
 
 
-def _warnings(library, refs, question: str, conv: Conversation, new: list[Passage]) -> list[str]:
+def _warnings(library, refs, question: str, conv: Conversation,
+              pages: dict[int, dict[int, str]]) -> list[str]:
     """What the user must know besides the answer: instruction-like text in the documents
-    (treated as evidence, never obeyed), and retrieval that found nothing convincing."""
+    (treated as evidence, never obeyed), and retrieval that found nothing convincing.
+    `pages`: the page texts citation checking read (read here only for documents it skipped)."""
     out = []
     findings = []
     for ref in refs:
-        findings += injection.scan_pages(ref.doc_id, {p.number: p.text for p in library.pages(ref.doc_id)})
+        if ref.doc_id not in pages:
+            pages[ref.doc_id] = {p.number: p.text for p in library.pages(ref.doc_id)}
+        findings += injection.scan_pages(ref.doc_id, pages[ref.doc_id])
     line = injection.warning(findings, {r.doc_id: r.label for r in refs})
     if line:
         out.append(line)
