@@ -126,6 +126,9 @@ def test_index_and_ask_leave_only_private_files(tmp_path):
     """A real CLI run under umask 022: library, logs, settings, plan history, KV cache."""
     home = tmp_path / "home"
     assert pagewise("settings", "set", "threads", "2", home=home).returncode == 0
+    # a generous first-token budget: the prompt is then long enough to be kept on disk however
+    # busy the machine is (a budget from a slow measurement gave a 400-token prompt, not kept)
+    assert pagewise("settings", "set", "first_token_budget_s", "60", home=home).returncode == 0
     res = pagewise("index", str(SAMPLE), "--no-dense", home=home)
     assert res.returncode == 0, res.stderr
     res = pagewise("ask", str(SAMPLE), "-q", "Who are the parties?", "--json", home=home)

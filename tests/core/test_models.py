@@ -141,11 +141,11 @@ def test_a_download_cut_mid_file_resumes_where_it_stopped(tmp_path):
 
 def test_a_cancelled_download_resumes_on_the_next_pull(tmp_path):
     import threading
-    spec, server, url = _smol_hub(tmp_path)
+    spec, server, url = _smol_hub(tmp_path, bytes_per_s=40e6)   # ~2.5 s: cancelled mid-file
     cancel = threading.Event()
     try:
         def stop_after_some(p):
-            if p.done > 0:
+            if p.done >= 12 << 20:
                 cancel.set()
         with pytest.raises(download.DownloadCancelled) as info:
             download.pull(spec, endpoint=url, on_progress=stop_after_some, cancel=cancel)

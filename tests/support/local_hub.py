@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
-def serve_folder(root: Path, repo: str, cut_after: int | None = None, cuts: int = 1):
+def serve_folder(root: Path, repo: str, cut_after: int | None = None, cuts: int = 1,
+                 bytes_per_s: float | None = None):
     """Start a hub for `repo` whose files are those under root; returns (server, url).
     cut_after: the first `cuts` downloads stop after that many bytes and drop the connection
-    (a network failure mid-file). server.ranges records each GET's Range start (0: none)."""
+    (a network failure mid-file). bytes_per_s: a slow line (a download that takes seconds,
+    not a fraction of one). server.ranges records each GET's Range start (0: none)."""
     state = {"cuts": cuts if cut_after is not None else 0}
 
     class Handler(BaseHTTPRequestHandler):
@@ -70,7 +73,13 @@ def serve_folder(root: Path, repo: str, cut_after: int | None = None, cuts: int 
                 self.wfile.flush()
                 self.close_connection = True
                 return
-            self.wfile.write(body)
+            if bytes_per_s is None:
+                self.wfile.write(body)
+                return
+            step = 1 << 20
+            for at in range(0, len(body), step):
+                self.wfile.write(body[at:at + step])
+                time.sleep(step / bytes_per_s)
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.ranges = []

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 
 from app.core import paths
@@ -89,7 +90,7 @@ def connect(path: Path) -> sqlite3.Connection:
         # transaction; check_same_thread=False because the GUI reads from worker threads
         # (the Library serialises access with a lock).
         con = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
-        con.execute("PRAGMA journal_mode=WAL")
+        _wal(con)
         con.execute("PRAGMA synchronous=NORMAL")
         con.execute("PRAGMA foreign_keys=ON")
     except (sqlite3.OperationalError, OSError) as exc:
@@ -99,6 +100,21 @@ def connect(path: Path) -> sqlite3.Connection:
         raise fault from exc
     migrate(con)
     return con
+
+
+def _wal(con: sqlite3.Connection, patience_s: float = 30.0) -> None:
+    """Switch to WAL, waiting for other openers: SQLite skips its busy handler for this
+    change (it needs the file to itself), so several processes creating one library at
+    once got 'database is locked' at once instead of waiting their turn."""
+    deadline = time.monotonic() + patience_s
+    while True:
+        try:
+            con.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 
 def _version(con: sqlite3.Connection) -> int:
