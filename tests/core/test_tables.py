@@ -84,3 +84,28 @@ def test_corpus_cover_page_tables(corpus):
 def test_pages_without_rules_are_not_searched_for_tables(corpus, rel):
     with pymupdf.open(corpus / rel) as doc:
         assert not any(tables.has_rules(page) for page in doc)
+
+
+def test_a_table_cell_quote_is_offered_verified_and_highlighted_in_its_cell(tmp_path):
+    """The prompt offers each cell line as a quote; a cited cell is verified against the
+    page (row header, column header and the value standing alone) and highlighted in its cell."""
+    from app.core.answer import citations
+    cell = make_table_pdf(tmp_path / "fees.pdf")
+    lib = Library(tmp_path / "lib.sqlite")
+    try:
+        info = lib.add(tmp_path / "fees.pdf")
+        [chunk] = [h for h in lib.search("annual fees", doc_ids=[info.id], k=5) if h.text.startswith(tables.MARKER)]
+        pages = {1: lib.page_text(info.id, 1)}
+    finally:
+        lib.close()
+    context = f"[doc 1, p. 1]\n{chunk.text}\n[doc 1, p. 1]\nSchedule A. The fees below are payable in advance."
+    offered = citations.quotable(context)
+    assert "Fees | Annual = $12,000" in offered and "Support | Monthly = $12,000" in offered
+    assert not any("[table]" in q or "$12,000 Fees" in q for q in offered)    # no run-on of cells
+
+    good = citations.verify(info.id, "fees.pdf", 1, "Fees | Annual = $12,000", pages)
+    assert good.verified and "table cell" in good.note
+    assert not citations.verify(info.id, "fees.pdf", 1, "Fees | Annual = $2,000", pages).verified
+    assert not citations.verify(info.id, "fees.pdf", 1, "Fees | Quarterly = $12,000", pages).verified
+    [rect] = citations.highlight_rects(str(tmp_path / "fees.pdf"), 1, good.quote)
+    assert cell.contains(pymupdf.Rect(rect))

@@ -105,3 +105,25 @@ def test_a_scanned_document_is_shown_from_its_ocr_copy_and_highlights(qtbot, win
     from app.qt import workers
     window.loader.shutdown()                 # the search vectors job started after indexing
     assert workers.wait_all(60000)
+
+
+def test_a_table_cell_citation_highlights_its_cell(qtbot, window, tmp_path):
+    """A cell quote as the index holds it ("Support | Annual = $3,000") lights up that cell,
+    not the same amount elsewhere on the page."""
+    import pymupdf
+    from tests.core.test_tables import make_table_pdf
+    fees = tmp_path / "fees.pdf"
+    make_table_pdf(fees)
+    with qtbot.waitSignal(window.sig_documents_ready, timeout=60000):
+        window.open_path(str(fees), window.pane_a)
+    with qtbot.waitSignal(window.pane_a.sig_highlighted, timeout=30000) as found:
+        window.pane_a.highlight_quote(1, "Support | Monthly = $12,000")
+    page, rects = found.args
+    [rect] = rects
+    support_monthly = pymupdf.Rect(328, 120 + 2 * 24, 456, 120 + 3 * 24)   # row 3, column 3
+    assert page == 1 and support_monthly.contains(pymupdf.Rect(rect))
+    qtbot.wait(300)
+    window.grab().save(str(SHOTS / "table-cell-highlight.png"))
+    from app.qt import workers
+    window.loader.shutdown()
+    assert workers.wait_all(60000)

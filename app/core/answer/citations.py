@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from app.core.answer.injection import looks_like_instruction
+from app.core.documents import tables
 from app.core.textnorm import cjk_count, drop_cjk_spaces, join_hyphenation, normalize
 
 NEAR_MATCH = 0.88      # SequenceMatcher ratio accepted as "the same words, small slips"
@@ -81,6 +82,7 @@ class Match:
     page: int
     quote: str          # the words as they stand on the page (or the model's quote if exact)
     exact: bool
+    cell: bool = False  # a table-cell quote: its row header, column header and value found
 
 
 def _near_match(quote_n: str, page_n: str) -> str | None:
@@ -113,8 +115,13 @@ def quotable(context: str) -> tuple[str, ...]:
     and `verify` still checks the page. Empty when there are too many to list."""
     out: dict[str, None] = {}
     for block in _PAGE_MARK.split(context):
-        text = drop_cjk_spaces(" ".join(join_hyphenation(block).split()))
-        for sentence in _SENTENCE_END.split(text):
+        if block.lstrip().startswith(tables.MARKER):
+            # a table chunk: each cell line ("Fees | Annual = $12,000") is a quote of its own
+            sentences = [" ".join(line.split()) for line in block.splitlines()[1:]]
+        else:
+            text = drop_cjk_spaces(" ".join(join_hyphenation(block).split()))
+            sentences = _SENTENCE_END.split(text)
+        for sentence in sentences:
             sentence = _cut(sentence.strip())
             long_enough = cjk_count(sentence) >= MIN_QUOTE_CJK or (
                 len(sentence.split()) >= MIN_QUOTE_WORDS and len(sentence) >= 12)
@@ -146,7 +153,21 @@ def locate(quote: str, page: int, pages: dict[int, str]) -> Match | None:
         window = _near_match(quote_n, normed[p])
         if window:
             return Match(p, window, False)
+    cell = tables.split_cell_quote(quote)
+    if cell is not None:
+        # "row | column = value" is the index's form of a cell, not the page's running text:
+        # every part must stand on the page (the value on its own, not inside a longer number)
+        labels, value = cell
+        for p in [q for q in order if q in normed]:
+            text = normed[p]
+            if all(normalize(label) in text for label in labels) and _stands_alone(normalize(value), text):
+                return Match(p, quote, True, cell=True)
     return None
+
+
+def _stands_alone(value: str, text: str) -> bool:
+    """`value` occurs in `text` not as part of a longer number or word ("$1,000" in "$11,000" no)."""
+    return bool(value) and re.search(rf"(?<![\w.,]){re.escape(value)}(?![\w]|[.,]\d)", text) is not None
 
 
 def verify(doc_id: int, doc: str, page: int, quote: str, pages: dict[int, str]) -> Citation:
@@ -154,7 +175,7 @@ def verify(doc_id: int, doc: str, page: int, quote: str, pages: dict[int, str]) 
     match = locate(quote, page, pages)
     if match is None:
         return Citation(doc_id, doc, page, quote, False)
-    note = []
+    note = ["table cell: row, column and value found"] if match.cell else []
     if match.page != page:
         note.append(f"page corrected from {page}")
     if not match.exact:
@@ -171,7 +192,9 @@ def highlight_rects(pdf_path: str, page: int, quote: str, password: str | None =
         if doc.needs_pass and not doc.authenticate(password or ""):
             return []
         pg = doc[page - 1]
-        rects = pg.search_for(quote)
+        rects = tables.cell_rects(pg, quote) if tables.split_cell_quote(quote) else []
+        if not rects:
+            rects = pg.search_for(quote)
         if not rects:
             rects = _search_in_pieces(pg, quote)
         return [(r.x0, r.y0, r.x1, r.y1) for r in rects]

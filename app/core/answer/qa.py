@@ -22,6 +22,7 @@ from app.core.answer.budget import (
 from app.core.answer import injection
 from app.core.answer.citations import Citation, quotable, verify, with_support
 from app.core.answer.conversation import Conversation, Passage
+from app.core.documents import tables
 from app.core.failures import BadInput
 from app.core.search import evidence
 
@@ -67,8 +68,15 @@ def whole_context(library, refs: list[DocRef]) -> str:
     for ref in refs:
         info = library.get(ref.doc_id)
         parts.append(f"=== doc {ref.number}: {info.title or ref.label} ===")
+        cells: dict[int, list[str]] = {}
+        for chunk in library.chunks(ref.doc_id):
+            if chunk.text.startswith(tables.MARKER):
+                cells.setdefault(chunk.page_start, []).append(chunk.text)
         for page in library.pages(ref.doc_id):
             parts.append(f"[doc {ref.number}, p. {page.number}]\n{page.text.strip()}")
+            # the page's tables again as cells with their headers: the running text above
+            # flattens a table, so "Support, Annual" could not be read (or quoted) from it
+            parts += [f"[doc {ref.number}, p. {page.number}]\n{text}" for text in cells.get(page.number, ())]
     return "\n\n".join(parts)
 
 
@@ -91,9 +99,11 @@ def pick_passages(library, ranked, budget: int, conv: Conversation | None = None
     already in the conversation are skipped (they are in the context already)."""
     out, used = [], 0
     for ref, hit in ranked:
-        page = library.page_text(ref.doc_id, hit.page).strip()
         if conv is not None and conv.has(ref.number, hit.page, hit.text.strip()):
             continue
+        # a table hit stays cells with headers (its page's running text flattens the table)
+        is_table = hit.text.startswith(tables.MARKER)
+        page = "" if is_table else library.page_text(ref.doc_id, hit.page).strip()
         for text in (page, hit.text.strip()):
             cost = estimate_tokens(text) + 12
             if text and used + cost <= budget:
