@@ -19,12 +19,16 @@ def run(args, add_all, status_printer):
     runtime = EngineRuntime(model_id=args.model, on_status=None if args.json else status_printer())
 
     def on_part(k: int, n: int, part) -> None:
-        print(f"[review] part {k} of {n}: {part.doc.label} pp. {part.first_page}-{part.last_page}",
-              file=sys.stderr, flush=True)
+        eta = f" ≈ {part.expected_s:.0f} s" if part.expected_s is not None else ""
+        print(f"[review] part {k} of {n}: {part.doc.label} pp. {part.first_page}-{part.last_page}"
+              f" ({part.tokens:,} tokens{eta})", file=sys.stderr, flush=True)
     try:
         runtime.start()
+        # each step within the first-token budget of a question, at this machine's measured speed
         result = review.review(lib, refs, args.template, runtime.client, runtime.plan.max_model_len,
-                               on_part=on_part, group_pages=args.group_pages, force_parts=args.parts)
+                               on_part=on_part, group_pages=args.group_pages, force_parts=args.parts,
+                               prefill_tps=runtime.memory.prefill_tps(runtime.speed_key()),
+                               target_s=runtime.target_s())
     finally:
         runtime.stop()
     data = result.to_dict()

@@ -37,11 +37,16 @@ def _child_gui(spawned: float, settle_s: float, bare: bool) -> None:
 
     def finish(**extra) -> None:
         win = _main_window(app)
-        pid = getattr(getattr(getattr(win, "engine", None), "runtime", None), "supervisor", None)
-        common.emit_result({**marks, **extra, "gui_rss_mb": common.rss_mb(),
-                            "worker_rss_mb": common.rss_mb(pid.pid) if pid and pid.pid else None})
-        win.close()
-        app.quit()
+        try:
+            pid = getattr(getattr(getattr(win, "engine", None), "runtime", None), "supervisor", None)
+            common.emit_result({**marks, **extra, "gui_rss_mb": common.rss_mb(),
+                                "worker_rss_mb": common.rss_mb(pid.pid) if pid and pid.pid else None})
+        except Exception as exc:  # noqa: BLE001 - a failed measurement must still end the child
+            common.emit_result({**marks, "error": f"measuring failed: {exc!r}"})
+        finally:
+            if win is not None:
+                win.close()
+            app.quit()
 
     def on_ready(*_args) -> None:
         marks.setdefault("ready_s", time.time() - spawned)

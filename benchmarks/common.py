@@ -53,8 +53,12 @@ def peak_rss_mb() -> float:
 
 
 def rss_mb(pid: int | None = None) -> float:
-    """Current resident set of a process (this one by default)."""
-    import psutil  # a dependency of PyMuPDF, so always present with the app
+    """Current resident set of a process (this one by default): /proc on Linux (psutil is
+    no dependency of the app: the pinned PyMuPDF does not pull it in), psutil elsewhere."""
+    statm = Path(f"/proc/{pid or os.getpid()}/statm")
+    if statm.is_file():
+        return int(statm.read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / (1024 * 1024)
+    import psutil
     return psutil.Process(pid or os.getpid()).memory_info().rss / (1024 * 1024)
 
 

@@ -46,6 +46,8 @@ def markdown_html(text: str) -> str:
 
 class ChatPanel(QWidget):
     sig_ask = Signal(str)
+    sig_review = Signal(str, str)
+    """A whole-document review template: its prompt key ("review_dates") and its title."""
     """The user asks this question."""
     sig_stop = Signal()
     """The user wants generation to stop."""
@@ -106,6 +108,9 @@ class ChatPanel(QWidget):
 
     def ask_template(self, template) -> None:
         """Ask a template's question; compare templates take their topic from the ask box."""
+        if template.key.startswith("review_"):    # the whole document, by parts when it is long
+            self.sig_review.emit(template.key, template.title)
+            return
         topic = self.ask_box.toPlainText() if "{topic}" in template.prompt else ""
         if topic:
             self.ask_box.clear()

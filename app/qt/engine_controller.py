@@ -41,6 +41,17 @@ def _ask(ctx, runtime, library, refs, question: str, conversation):
                        conversation=conversation, on_reading=ctx.emit, on_progress=ctx.progress)
 
 
+def _review(ctx, runtime, library, refs, template: str):
+    return runtime.review(library, refs, template, on_part=lambda k, n, part: ctx.emit((k, n, part)),
+                          cancel=ctx.cancel_event)
+
+
+def part_line(k: int, n: int, part) -> str:
+    """"part 3 of 12 · pp. 11-15 · ≈ 9 s": a review's progress in the answer bubble."""
+    eta = f" · reading ≈ {part.expected_s:.0f} s" if part.expected_s is not None else ""
+    return f"reviewing part {k} of {n} · pp. {part.first_page}-{part.last_page}{eta}"
+
+
 def _read(ctx, runtime, library, refs):
     return runtime.read(library, refs, on_progress=ctx.progress, cancel=ctx.cancel_event)
 
@@ -158,6 +169,15 @@ class EngineController(QObject):
             on_progress=lambda d, t: self.sig_reading.emit(progress(d, t)),
             on_done=done,
             on_error=lambda exc, job=None: self._on_ask_failed(question, exc))
+
+    def review(self, library, refs, template: str, label: str) -> None:
+        """A review template by map-reduce (parts said as they are read); the result arrives
+        on sig_answer like any answer, with `label` as its question."""
+        self._ask_job = workers.run(
+            _review, self.runtime, library, refs, template,
+            on_message=lambda value: self.sig_reading.emit(part_line(*value)),
+            on_done=lambda answer: self.sig_answer.emit(label, answer),
+            on_error=lambda exc, job=None: self._on_ask_failed(label, exc))
 
     def _save_conversation(self, conv) -> None:
         from app.core.answer import conversation as conversations

@@ -83,6 +83,7 @@ class MainWindow(QMainWindow):
         self.panes.addWidget(self.pane_b)
         self.chat = ChatPanel(self)
         self.chat.sig_ask.connect(self.ask)
+        self.chat.sig_review.connect(self.review)
         self.chat.sig_stop.connect(self.stop_answer)
         self.chat.sig_marker_clicked.connect(self._on_marker)
         self.citations = CitationPanel(self)
@@ -301,6 +302,18 @@ class MainWindow(QMainWindow):
         self.citations.set_citations([])
         self._asked_ids = [i.id for i in infos]
         self.engine.ask(self.library, refs, question)
+
+    def review(self, prompt_key: str, title: str) -> None:
+        """A review template over the whole of the open documents (map-reduce when long)."""
+        from app.core.answer import review
+        infos, template = self.doc_infos(), review.template_for(prompt_key)
+        if not infos or template is None or not self.engine.ready() or self.chat.busy():
+            return
+        label = f"[{title}]"
+        self.chat.begin(label)
+        self.citations.set_citations([])
+        self._asked_ids = [i.id for i in infos]
+        self.engine.review(self.library, self._refs(), template, label)
 
     def stop_answer(self) -> None:
         self.engine.stop_answer()

@@ -156,6 +156,25 @@ class EngineRuntime:
                          "summary": planner.explain(self.plan)}
         return answer
 
+    def review(self, library, refs: list[qa.DocRef], template: str, on_part=None,
+               cancel: threading.Event | None = None):
+        """A whole-document task (app.core.answer.review): map-reduce over page groups when the
+        documents do not fit, each step within a question's first-token budget at this
+        machine's measured speed. Pre-empts a background reading as a question does."""
+        from app.core.answer import review
+        if self.client is None:
+            raise WorkerUnavailable("the engine is not running")
+        with self._question_first():
+            result = review.review(library, refs, template, self.client, self.plan.max_model_len,
+                                   on_part=on_part, cancel=cancel,
+                                   prefill_tps=self.memory.prefill_tps(self.speed_key()),
+                                   target_s=self.target_s())
+        from app.core.plan import planner
+        answer = result.as_answer()
+        answer.engine = {"name": self.plan.engine, "model": self.plan.model_id,
+                         "context": self.plan.max_model_len, "summary": planner.explain(self.plan)}
+        return answer
+
     def prepare(self, library, refs: list[qa.DocRef]) -> bool:
         """Warm the engine for documents just opened: when the llama.cpp worker has read them
         whole before, their KV state is on disk, and sizing the whole-document prompt

@@ -29,13 +29,15 @@ def long_contract(path) -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="not yet seen to finish on the 2-core machine (issue 18 stays open): "
-                   "it runs and reports, but does not block the suite")
 def test_review_of_a_49_page_document_cites_its_parts(tmp_path):
     doc = tmp_path / "bundle.pdf"
     pages = long_contract(doc)
     assert 40 <= pages <= 60
     env = {**os.environ, "PAGEWISE_HOME": str(tmp_path / "home")}
+    # a 30 s step budget keeps parts near the seeds' 5 pages on this machine (the default 10 s
+    # makes them 1-2 pages: tests/core/test_review_budget.py checks that sizing)
+    subprocess.run([sys.executable, "-m", "app", "settings", "set", "first_token_budget_s", "30"],
+                   cwd=ROOT, env=env, check=True, capture_output=True)
     run = subprocess.run([sys.executable, "-m", "app", "review", str(doc), "--template", "deadlines", "--json"],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600)
     assert run.returncode == 0, run.stderr[-2000:]

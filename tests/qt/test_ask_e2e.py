@@ -2,12 +2,15 @@
 Stop, citations → page + highlight, the exchange stored and shown again on reopen."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from app.core.answer.citations import highlight_rects
 from tests.qt.conftest import corpus_pdf, open_and_wait
 
 pytestmark = pytest.mark.slow
+SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 ANSWER_TIMEOUT_MS = 900_000     # a loaded 2-core machine can take minutes per answer
 
 
@@ -64,3 +67,31 @@ def test_stop_cancels_generation(qtbot, live_window):
     entry = win.chat.entries[-1]
     assert entry.state in ("stopped", "done")     # "done" only if it finished in the same instant
     assert win.chat.ask_button.isEnabled() and not win.chat.stop_button.isEnabled()
+
+
+def test_a_review_template_runs_by_parts_within_the_time_budget(qtbot, window, library):
+    """A review button on a document longer than a step's budget: parts said as they are
+    read ("reviewing part 2 of 5"), the answer assembled from them, every citation verified
+    and on its part's pages. A 1 s first-token budget makes each part a page."""
+    from app.core import settings
+    settings.set_value("first_token_budget_s", "1")
+    with qtbot.waitSignal(window.engine.sig_ready, timeout=180_000):
+        window.engine.start()
+    win = window
+    open_and_wait(qtbot, win, corpus_pdf("contracts-en/common-paper-mnda.pdf"))
+    lines = []
+    win.engine.sig_reading.connect(lines.append)
+    [button] = [b for b in win.chat.findChildren(type(win.chat.ask_button), "templateButton")
+                if b.text() == "Deadlines"]
+    with qtbot.waitSignal(win.sig_answer_shown, timeout=ANSWER_TIMEOUT_MS):
+        button.click()
+        qtbot.waitUntil(lambda: any(l.startswith("reviewing part 2 of") for l in lines), timeout=ANSWER_TIMEOUT_MS)
+        win.grab().save(str(SHOTS / "review-progress.png"))
+    entry = win.chat.entries[-1]
+    assert entry.state == "done", entry.meta
+    parts = int(lines[0].split(" of ")[1].split()[0])
+    assert parts >= 3 and f"reviewing part {parts} of {parts}" in " ".join(lines)
+    assert entry.meta.startswith(f"review in {parts} parts") and "Assembled from" in entry.text
+    assert all(c.verified for c in entry.citations)
+    qtbot.wait(300)
+    win.grab().save(str(SHOTS / "review-answer.png"))

@@ -39,7 +39,8 @@ def test_the_model_manager_lists_imports_refuses_and_removes(qtbot, tmp_path):
     bad = tmp_path / "half.gguf"
     bad.write_bytes(EMBEDDED.read_bytes()[: EMBEDDED.stat().st_size // 2])
     dialog.import_path(str(bad))
-    qtbot.waitUntil(lambda: dialog._job.finished, timeout=30_000)
+    # the job's result reaches the dialog by a queued signal, after the job itself has finished
+    qtbot.waitUntil(lambda: dialog._job.finished and "Checking" not in dialog.status.text(), timeout=30_000)
     assert "past the end of the file" in dialog.status.text() and "\n" not in dialog.status.text()
 
     copy = tmp_path / "smollm2-copy.gguf"

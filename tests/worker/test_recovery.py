@@ -29,6 +29,7 @@ from app.worker.runtime import EngineRuntime
 from app.worker.supervisor import Supervisor
 from tests.worker.fake_server import fake_spec
 from tests.worker.test_downgrade import RTX4090, Rig
+from tests.support.waiting import wait_for
 
 MiB, GiB = 1 << 20, 1 << 30
 
@@ -70,14 +71,6 @@ class Statuses(list):
     def restarts(self) -> list[str]:
         return [d for s, d in self if s == "restarted"]
 
-
-def wait_for(predicate, timeout_s: float) -> bool:
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
 
 
 # --- the fault injected by a fake engine (fast) --------------------------------------------------

@@ -18,6 +18,7 @@ from app.worker.engines import llamacpp
 from app.worker.restart import ManagedWorker, RestartPolicy
 from app.worker.supervisor import Supervisor, WorkerStatus
 from tests.worker.fake_server import fake_spec
+from tests.support.waiting import wait_for
 
 OOM_LINE = ("ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size 17179869184")
 
@@ -35,14 +36,6 @@ class Recorder:
     def __call__(self, status, detail):
         self.seen.append(status)
 
-
-def wait_for(predicate, timeout_s: float) -> bool:
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 # --- the real llama.cpp worker ------------------------------------------------------------------

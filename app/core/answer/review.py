@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from app.core.answer import prompts, qa
-from app.core.answer.budget import ANSWER_TOKENS, TEMPLATE_MARGIN, prompt_room
+from app.core.answer.budget import ANSWER_TOKENS, TEMPLATE_MARGIN, prompt_room, reading_seconds, time_budget_tokens
 from app.core.answer.citations import Citation
 from app.core.failures import BadInput
 
@@ -45,11 +45,14 @@ class Part:
     notes: str = ""
     citations: list[Citation] = field(default_factory=list)
     seconds: float = 0.0
+    tokens: int = 0                   # its prompt, as the engine counts it
+    expected_s: float | None = None   # its reading time at the measured prefill speed
 
     def to_dict(self) -> dict:
         return {"part": self.number, "doc": self.doc.label, "pages": [self.first_page, self.last_page],
                 "notes": self.notes, "citations": [c.to_dict() for c in self.citations],
-                "seconds": round(self.seconds, 2)}
+                "seconds": round(self.seconds, 2), "prompt_tokens": self.tokens,
+                "expected_reading_s": self.expected_s}
 
 
 @dataclass
@@ -61,10 +64,20 @@ class Review:
     assembled: bool
     timing: dict = field(default_factory=dict)
 
+    def as_answer(self) -> qa.Answer:
+        """The review as the window shows any answer: text, verified citations, a mode line."""
+        mode = f"review in {len(self.parts)} parts" if self.assembled else "review, whole document"
+        return qa.Answer(self.text, self.citations, mode, not_stated=False, timing=dict(self.timing))
+
     def to_dict(self) -> dict:
         return {"template": self.template, "answer": self.text, "assembled_from_parts": self.assembled,
                 "citations": [c.to_dict() for c in self.citations],
                 "parts": [p.to_dict() for p in self.parts], "timing": self.timing}
+
+
+def template_for(prompt_key: str) -> str | None:
+    """"review_dates" (a resources/prompts file) → "deadlines"; None for other prompts."""
+    return next((name for name, key in TEMPLATES.items() if key == prompt_key), None)
 
 
 def task_text(template: str, lang: str) -> str:
@@ -77,13 +90,18 @@ def task_text(template: str, lang: str) -> str:
 def review(library, refs: list[qa.DocRef], template: str, client: qa.ChatBackend, context_tokens: int,
            on_part: Callable[[int, int, Part], None] | None = None,
            cancel: threading.Event | None = None, group_pages: int = GROUP_PAGES,
-           force_parts: bool = False) -> Review:
+           force_parts: bool = False, prefill_tps: float | None = None,
+           target_s: float | None = None) -> Review:
     """Run `template` over the documents; `on_part(k, n, part)` before part k of n is
-    read; `force_parts` maps and reduces even when everything would fit."""
+    read; `force_parts` maps and reduces even when everything would fit.
+
+    Every step keeps the first-token budget of a question (`target_s` × the measured
+    `prefill_tps`): a part holds at most that many prompt tokens (fewer pages when they
+    are long), so each step answers as soon as a question would and progress moves."""
     lang = _language(library, refs)
     task = task_text(template, lang)
     start = time.perf_counter()
-    room = prompt_room(context_tokens)
+    room = time_budget_tokens(target_s, prefill_tps, context_tokens)
     if not force_parts:
         whole = qa.whole_context(library, refs)
         if qa.count_tokens(client, prompts.messages(whole, task, whole=True)) <= room:
@@ -91,6 +109,8 @@ def review(library, refs: list[qa.DocRef], template: str, client: qa.ChatBackend
             return Review(template, answer.text, answer.citations, [], False,
                           {"total_s": round(time.perf_counter() - start, 2)})
     parts = plan_parts(library, refs, client, room, NOTE_TASK[lang].format(task=task), group_pages)
+    for part in parts:
+        part.expected_s = reading_seconds(part.tokens, prefill_tps)
     for part in parts:
         if cancel is not None and cancel.is_set():
             raise ReviewCancelled("the review was stopped")
@@ -113,7 +133,8 @@ def plan_parts(library, refs: list[qa.DocRef], client, room: int, note_task: str
                 last = min(count, first + size - 1)
                 part = Part(len(parts) + 1, ref, first, last)
                 msgs = prompts.messages(_part_context(library, ref, part), note_task, whole=True)
-                if size == 1 or qa.count_tokens(client, msgs) <= room:
+                part.tokens = qa.count_tokens(client, msgs)
+                if size == 1 or part.tokens <= room:
                     break
                 size = max(1, size // 2)
             parts.append(part)
@@ -178,7 +199,7 @@ def _reduce(library, refs, template: str, task: str, lang: str, parts: list[Part
     note = ASSEMBLED[lang].format(n=len(parts), pages=spans)
     return Review(template, f"{text.strip()}\n\n{note}".strip(), final, parts, True,
                   {"total_s": round(time.perf_counter() - start, 2),
-                   "parts_s": [round(p.seconds, 2) for p in parts]})
+                   "parts_s": [round(p.seconds, 2) for p in parts], "budget_tokens": room})
 
 
 def _language(library, refs: list[qa.DocRef]) -> str:
