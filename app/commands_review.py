@@ -20,7 +20,7 @@ def run(args, add_all, status_printer):
 
     def on_part(k: int, n: int, part) -> None:
         eta = f" ≈ {part.expected_s:.0f} s" if part.expected_s is not None else ""
-        print(f"[review] part {k} of {n}: {part.doc.label} pp. {part.first_page}-{part.last_page}"
+        print(f"[review] part {k} of {n}: {part.doc.label} {part.pages_label}"
               f" ({part.tokens:,} tokens{eta})", file=sys.stderr, flush=True)
     try:
         runtime.start()

@@ -49,7 +49,7 @@ def _review(ctx, runtime, library, refs, template: str):
 def part_line(k: int, n: int, part) -> str:
     """"part 3 of 12 · pp. 11-15 · ≈ 9 s": a review's progress in the answer bubble."""
     eta = f" · reading ≈ {part.expected_s:.0f} s" if part.expected_s is not None else ""
-    return f"reviewing part {k} of {n} · pp. {part.first_page}-{part.last_page}{eta}"
+    return f"reviewing part {k} of {n} · {part.pages_label}{eta}"
 
 
 def _read(ctx, runtime, library, refs):

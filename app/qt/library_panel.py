@@ -116,8 +116,8 @@ class LibraryPanel(QWidget):
         self.remove_button.setEnabled(n >= 1)
         self.ask_button.setEnabled(n >= 1)
         pages = sum(r["pages"] for r in self.rows)
-        n = len(self.rows)
-        said = f"{n} document{'s' * (n != 1)}, {pages:,} page{'s' * (pages != 1)}"
+        docs = len(self.rows)
+        said = f"{docs} document{'s' * (docs != 1)}, {pages:,} page{'s' * (pages != 1)}"
         if shown != len(self.rows):
             said += f"; {shown} shown"
         if n:

@@ -48,6 +48,15 @@ class Part:
     tokens: int = 0                   # its prompt, as the engine counts it
     expected_s: float | None = None   # its reading time at the measured prefill speed
 
+    @property
+    def span(self) -> str:
+        """"3" or "3-5": its pages."""
+        return str(self.first_page) if self.first_page == self.last_page else f"{self.first_page}-{self.last_page}"
+
+    @property
+    def pages_label(self) -> str:
+        return f"p. {self.span}" if self.first_page == self.last_page else f"pp. {self.span}"
+
     def to_dict(self) -> dict:
         return {"part": self.number, "doc": self.doc.label, "pages": [self.first_page, self.last_page],
                 "notes": self.notes, "citations": [c.to_dict() for c in self.citations],
@@ -195,7 +204,7 @@ def _reduce(library, refs, template: str, task: str, lang: str, parts: list[Part
             if (c.doc_id, c.page, c.quote) not in seen:
                 seen.add((c.doc_id, c.page, c.quote))
                 final.append(c)
-    spans = ", ".join(f"{p.first_page}-{p.last_page}" for p in parts)
+    spans = ", ".join(p.span for p in parts)
     note = ASSEMBLED[lang].format(n=len(parts), pages=spans)
     return Review(template, f"{text.strip()}\n\n{note}".strip(), final, parts, True,
                   {"total_s": round(time.perf_counter() - start, 2),
