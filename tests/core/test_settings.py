@@ -261,3 +261,17 @@ def test_pdf_passwords_are_remembered_only_when_turned_on(file_keyring):
     assert settings.remember_pdf_password("doc-1", "pw") is True
     assert settings.remembered_pdf_password("doc-1") == "pw"
     assert "pw" not in settings.settings_path().read_text()
+
+
+def test_a_prefill_far_faster_than_known_is_not_taken_and_a_far_slower_one_replaces(tmp_path):
+    """A prompt the engine had cached without saying so read 2,542 tokens in 27 ms: taken,
+    it made every later budget fill the context. A far slower machine setting is believed."""
+    mem = ReadingMemory(tmp_path / "memory.json")
+    mem.set_prefill("m", 200.0)
+    mem.record_prefill("m", 2542, 0.027)             # 94,000 tok/s: not a prefill
+    assert mem.prefill_tps("m") == 200.0
+    mem.record_prefill("m", 1000, 4.0)               # 250: a refinement, smoothed
+    assert mem.prefill_tps("m") == 225.0
+    mem.set_prefill("bad", 93868.2)                  # a wrong value kept by an earlier version
+    mem.record_prefill("bad", 1000, 5.0)
+    assert mem.prefill_tps("bad") == 200.0

@@ -8,6 +8,8 @@ from pathlib import Path
 from app.core import paths
 from app.core.settings import atomic_write
 
+JUMP = 8        # a prefill speed this many times above or below the known one is not a refinement
+
 
 class ReadingMemory:
     def __init__(self, path: Path | None = None):
@@ -23,12 +25,19 @@ class ReadingMemory:
         return self.data["prefill_tps"].get(model)
 
     def record_prefill(self, model: str, new_tokens: int, seconds: float) -> None:
-        """Keep a smoothed tokens/s; tiny prompts say little about prefill speed."""
+        """Keep a smoothed tokens/s; tiny prompts say little about prefill speed. A reading
+        far faster than the speed known so far is a prompt the engine had cached without
+        saying so (one such answer once left 93,868 tok/s here, and every later budget
+        filled the context): it is not taken."""
         if new_tokens < 256 or seconds <= 0:
             return
         tps = new_tokens / seconds
         old = self.prefill_tps(model)
-        self.data["prefill_tps"][model] = round(tps if old is None else 0.5 * old + 0.5 * tps, 1)
+        if old is not None and tps > JUMP * old:
+            return
+        # far slower than known (another machine setting, or a wrong value kept): taken as it is
+        fresh = old is None or tps * JUMP < old
+        self.data["prefill_tps"][model] = round(tps if fresh else 0.5 * old + 0.5 * tps, 1)
         self._save()
 
     def set_prefill(self, model: str, tps: float) -> None:
