@@ -44,7 +44,7 @@ def client(worker) -> ChatClient:
 
 def post(worker, path: str, body: dict, key: str | None = "default") -> tuple[int, bytes]:
     spec = worker.spec
-    conn = http.client.HTTPConnection("127.0.0.1", spec.extra["port"], timeout=120)
+    conn = http.client.HTTPConnection("127.0.0.1", spec.extra["port"], timeout=300)   # a hang guard
     headers = {"Content-Type": "application/json"}
     if key is not None:
         headers["Authorization"] = f"Bearer {spec.api_key if key == 'default' else key}"
