@@ -135,7 +135,6 @@ class EngineRuntime:
         """One question; with `conversation`, a follow-up in it (append-only context).
         `on_reading(qa.Reading)` before the engine reads, `on_progress(read, total)` while it
         does. A background reading in progress is pre-empted and resumes afterwards."""
-        from app.core.plan import planner
         if self.client is None:
             raise WorkerUnavailable("the engine is not running")
         doc_ids = [r.doc_id for r in refs]
@@ -152,9 +151,13 @@ class EngineRuntime:
                                    answer.timing.get("ttft_s", 0))
         if answer.mode == "whole-document":
             self.memory.mark_read(model, doc_ids)
-        answer.engine = {"name": self.plan.engine, "model": model, "context": self.plan.max_model_len,
-                         "summary": planner.explain(self.plan)}
+        answer.engine = self.engine_info()
         return answer
+
+    def engine_info(self) -> dict:
+        """What answered, as an answer carries it (`engine` in --json, the window's meta line)."""
+        return {"name": self.plan.engine, "model": self.plan.model_id, "context": self.plan.max_model_len,
+                "summary": planner_line(self.plan)}
 
     def review(self, library, refs: list[qa.DocRef], template: str, on_part=None,
                cancel: threading.Event | None = None):
@@ -169,10 +172,8 @@ class EngineRuntime:
                                    on_part=on_part, cancel=cancel,
                                    prefill_tps=self.memory.prefill_tps(self.speed_key()),
                                    target_s=self.target_s())
-        from app.core.plan import planner
         answer = result.as_answer()
-        answer.engine = {"name": self.plan.engine, "model": self.plan.model_id,
-                         "context": self.plan.max_model_len, "summary": planner.explain(self.plan)}
+        answer.engine = self.engine_info()
         return answer
 
     def prepare(self, library, refs: list[qa.DocRef]) -> bool:
