@@ -145,7 +145,8 @@ def _salvage(text: str) -> tuple[str, list[dict]]:
     except json.JSONDecodeError:
         answer = m.group(1)
     cites = []
-    for obj in _CITATION_OBJ.findall(text[m.end():]):
+    # citations after the answer (the answer's schema) or before it (a review part's)
+    for obj in _CITATION_OBJ.findall(text[:m.start()]) + _CITATION_OBJ.findall(text[m.end():]):
         try:
             cites.append(json.loads(obj))
         except json.JSONDecodeError:

@@ -8,6 +8,7 @@ qa.ask, so a part's citations are checked against the real pages like any answer
 """
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from dataclasses import dataclass, field
@@ -21,9 +22,12 @@ from app.core.failures import BadInput
 GROUP_PAGES = 5          # pages per part (the seeds' 5-page segments)
 TEMPLATES = {"contract": "review_contract", "deadlines": "review_dates", "risks": "review_risks",
              "summary": "review_summary"}
+NOTHING = {"en": "Nothing in these pages for this task.", "zh": "这些页面中没有与此任务相关的内容。"}
 NOTE_TASK = {"en": "Read only these pages. Write short notes for this task, each point with "
-                   "its page, quoting the pages word for word:\n{task}",
-             "zh": "只阅读这些页面。为下列任务写简短的笔记，每一点注明页码，并逐字引用原文：\n{task}"}
+                   "its page, quoting the pages word for word. If these pages have nothing for it, "
+                   "answer exactly: " + NOTHING["en"] + "\n{task}",
+             "zh": "只阅读这些页面。为下列任务写简短的笔记，每一点注明页码，并逐字引用原文。"
+                   "如果这些页面与任务无关，请只回答：" + NOTHING["zh"] + "\n{task}"}
 REDUCE_TASK = {"en": "The notes below were taken part by part from a document too long to read "
                      "at once. Using only them, answer this task, keeping the page of every point:\n{task}",
                "zh": "下面的笔记是从一份太长而无法一次读完的文件中逐部分摘录的。只根据这些笔记完成下列任务，"
@@ -44,6 +48,7 @@ class Part:
     last_page: int
     notes: str = ""
     citations: list[Citation] = field(default_factory=list)
+    nothing: bool = False             # the part said it has nothing for the task
     seconds: float = 0.0
     tokens: int = 0                   # its prompt, as the engine counts it
     expected_s: float | None = None   # its reading time at the measured prefill speed
@@ -59,7 +64,7 @@ class Part:
 
     def to_dict(self) -> dict:
         return {"part": self.number, "doc": self.doc.label, "pages": [self.first_page, self.last_page],
-                "notes": self.notes, "citations": [c.to_dict() for c in self.citations],
+                "notes": self.notes, "nothing_for_task": self.nothing, "citations": [c.to_dict() for c in self.citations],
                 "seconds": round(self.seconds, 2), "prompt_tokens": self.tokens,
                 "expected_reading_s": self.expected_s}
 
@@ -125,7 +130,7 @@ def review(library, refs: list[qa.DocRef], template: str, client: qa.ChatBackend
             raise ReviewCancelled("the review was stopped")
         if on_part:
             on_part(part.number, len(parts), part)
-        _read_part(library, refs, part, client, NOTE_TASK[lang].format(task=task), cancel)
+        _read_part(library, refs, part, client, NOTE_TASK[lang].format(task=task), lang, cancel)
     return _reduce(library, refs, template, task, lang, parts, client, room, cancel, start)
 
 
@@ -159,18 +164,43 @@ def _part_context(library, ref: qa.DocRef, part: Part) -> str:
                         f"{part.last_page} of {info.page_count}) ==="] + body)
 
 
-def _read_part(library, refs, part: Part, client, note_task: str, cancel) -> None:
+def part_schema(context: str, note_task: str, part: Part, lang: str) -> dict:
+    """A part's reply either cites its own pages (at least one quote, from its pages, with
+    one of its page numbers, chosen before its notes) or says, in fixed words, that it has
+    nothing for the task.
+    Without this a small model wrote notes with no citation for half the parts, or cited
+    a page number outside the part, which could not be kept."""
+    cited = qa.answer_schema(context, note_task)
+    cites = cited["properties"]["citations"]
+    cites["minItems"] = 1
+    item = cites["items"]["properties"]
+    item["doc"] = {"enum": [part.doc.number]}
+    item["page"] = {"enum": list(range(part.first_page, part.last_page + 1))}
+    nothing = copy.deepcopy(cited)
+    nothing["properties"]["answer"] = {"enum": [NOTHING[lang]]}
+    nothing["properties"]["citations"] = {"type": "array", "maxItems": 0, "items": {"type": "string"}}
+    for branch in (cited, nothing):
+        # quotes first, notes after (both engines generate properties in this order): a small
+        # model's notes ran into a loop of figures and used the reply's tokens before its
+        # quotes; picked first, the quotes are there whatever the notes become
+        props = branch["properties"]
+        branch["properties"] = {"citations": props["citations"], "answer": props["answer"]}
+    return {"anyOf": [cited, nothing]}
+
+
+def _read_part(library, refs, part: Part, client, note_task: str, lang: str, cancel) -> None:
     context = _part_context(library, part.doc, part)
     msgs = prompts.messages(context, note_task, whole=True)
-    schema = qa.answer_schema(context, note_task)
+    schema = part_schema(context, note_task, part, lang)
     began = time.perf_counter()
     result = client.chat(msgs, json_schema=schema, max_tokens=ANSWER_TOKENS, cancel=cancel)
     text, cites = qa.parse_reply(result.text)
+    part.nothing = text.strip() == NOTHING[lang]
     # Only the part's own pages can be cited from it; anything else is dropped, not moved.
     part.citations = [c for c in qa._verify_all(library, refs, cites)
                       if c.verified and c.doc_id == part.doc.doc_id
                       and part.first_page <= c.page <= part.last_page]
-    part.notes = text
+    part.notes = "" if part.nothing else text
     part.seconds = time.perf_counter() - began
 
 
