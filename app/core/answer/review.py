@@ -130,7 +130,7 @@ def review(library, refs: list[qa.DocRef], template: str, client: qa.ChatBackend
             raise ReviewCancelled("the review was stopped")
         if on_part:
             on_part(part.number, len(parts), part)
-        _read_part(library, refs, part, client, NOTE_TASK[lang].format(task=task), lang, cancel)
+        _read_part(library, part, client, NOTE_TASK[lang].format(task=task), lang, cancel)
     return _reduce(library, refs, template, task, lang, parts, client, room, cancel, start)
 
 
@@ -188,7 +188,7 @@ def part_schema(context: str, note_task: str, part: Part, lang: str) -> dict:
     return {"anyOf": [cited, nothing]}
 
 
-def _read_part(library, refs, part: Part, client, note_task: str, lang: str, cancel) -> None:
+def _read_part(library, part: Part, client, note_task: str, lang: str, cancel) -> None:
     context = _part_context(library, part.doc, part)
     msgs = prompts.messages(context, note_task, whole=True)
     schema = part_schema(context, note_task, part, lang)
@@ -196,12 +196,19 @@ def _read_part(library, refs, part: Part, client, note_task: str, lang: str, can
     result = client.chat(msgs, json_schema=schema, max_tokens=ANSWER_TOKENS, cancel=cancel)
     text, cites = qa.parse_reply(result.text)
     part.nothing = text.strip() == NOTHING[lang]
-    # Only the part's own pages can be cited from it; anything else is dropped, not moved.
-    part.citations = [c for c in qa._verify_all(library, refs, cites)
-                      if c.verified and c.doc_id == part.doc.doc_id
-                      and part.first_page <= c.page <= part.last_page]
+    part.citations = part_citations(library, part, cites)
     part.notes = "" if part.nothing else text
     part.seconds = time.perf_counter() - began
+
+
+def part_citations(library, part: Part, cites: list[dict]) -> list[Citation]:
+    """A part's verified citations. Only its own pages can be cited from it, so a quote is
+    looked for on them alone: a standard sentence repeated elsewhere in the bundle (another
+    agreement of the same family) was otherwise "found" on an earlier page and dropped."""
+    own = {p.number: p.text for p in library.pages(part.doc.doc_id)
+           if part.first_page <= p.number <= part.last_page}
+    return [c for c in qa._verify_all(library, [part.doc], cites, {part.doc.doc_id: own})
+            if c.verified and part.first_page <= c.page <= part.last_page]
 
 
 def _notes_context(parts: list[Part]) -> str:
