@@ -201,6 +201,9 @@ def main(argv=None) -> None:
                     help="change a search constant for this run (ablations)")
     ap.add_argument("--variant", dest="variants", action="append", default=[], metavar="NAME:M.A=V,M.B=W",
                     help="with --table: one more hybrid column, these constants changed (repeatable)")
+    ap.add_argument("--page-bm25", dest="page_bm25", action="append", type=float, default=[], metavar="W",
+                    help="with --table: one more column, the app's page scores plus W × naive page BM25 "
+                         "(each max-normalised): an experiment on fusing whole-page scoring")
     args = ap.parse_args(argv)
     _apply_settings(args.settings)
     questions = [json.loads(l) for l in (args.eval or args.corpus.parent / "eval" / "dev.jsonl")
@@ -257,6 +260,9 @@ def _table_run(questions, lib: Library, ids, rankers, args) -> str:
         variants[vname] = [i for i in items.split(",") if i]
     base = "hybrid" if "hybrid" in rankers else "bm25"     # variants of the app's default
     rankers = {**rankers, **{v: rankers[base] for v in variants}}
+    naive = rankers["naive"]
+    for w in args.page_bm25:
+        rankers[f"pg{w:g}"] = functools.partial(_with_page_bm25, rankers[base], naive, w)
     for name, ranker in rankers.items():
         undo = _apply_settings(variants[name], quiet=True) if name in variants else []
         if name == "hybrid":
@@ -272,11 +278,24 @@ def _table_run(questions, lib: Library, ids, rankers, args) -> str:
             _misses(runs[name]["in-document"], {v: k for k, v in ids.items()})
         if name in variants:
             _apply_settings(undo, quiet=True)
-        if name == "hybrid" and not variants:
+        if name == "hybrid" and not variants and not args.page_bm25:
             _drop_vectors(lib)
     for spec in args.variants:
         print(f"variant {spec}")
     return table(questions, runs, split(questions), refusals)
+
+
+def _with_page_bm25(app, naive, weight: float, question, doc_ids, k):
+    """The app's pages re-scored: app score / its best + weight × page BM25 / its best."""
+    ours = app(question, doc_ids, 50)
+    pages = {(d, p): s for d, p, s in naive(question, doc_ids, 50)}
+    top_app = max((s for *_, s in ours), default=1.0) or 1.0
+    top_page = max(pages.values(), default=1.0) or 1.0
+    scored = {(d, p): s / top_app for d, p, s in ours}
+    for key, s in pages.items():
+        scored[key] = scored.get(key, 0.0) + weight * s / top_page
+    order = sorted(scored, key=lambda key: -scored[key])[:k]
+    return [(d, p, scored[(d, p)]) for d, p in order]
 
 
 def _load_vectors(lib: Library, cache: Path) -> None:

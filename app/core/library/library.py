@@ -231,6 +231,7 @@ class Library:
 
     def close(self) -> None:
         with self._lock:
+            fts.forget_counts(self._con)
             self._con.close()
 
 

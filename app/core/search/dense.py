@@ -157,5 +157,9 @@ def search(con: sqlite3.Connection, question: str, doc_ids: list[int] | None,
     if not len(ids):
         return []
     scores = matrix @ _query_vector(question)
-    order = np.argsort(-scores, kind="stable")[:limit]
+    if len(scores) > limit:   # the best `limit` only (a full sort of 55,000 took 5 ms a search)
+        top = np.argpartition(-scores, limit - 1)[:limit]
+        order = top[np.lexsort((top, -scores[top]))]
+    else:
+        order = np.argsort(-scores, kind="stable")
     return [(int(ids[i]), float(scores[i])) for i in order]

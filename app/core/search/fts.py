@@ -87,21 +87,59 @@ def chunk_hits(con: sqlite3.Connection, chunk_ids: list[int], query: Query) -> l
             for cid, doc, start, end, sec, text, spans in rows]
 
 
+class _Counts:
+    """Counts over the index (chunks holding a term, documents using it) kept until the
+    library changes: counting a common term's rows took ~50 ms at 10,000 pages, several
+    times a search. Keyed by connection (forget() it when it closes: its id may be reused);
+    this connection's writes move total_changes, another process's move data_version."""
+    LIMIT = 4096
+
+    def __init__(self):
+        self.version: dict[int, tuple] = {}
+        self.values: dict[tuple, int] = {}
+
+    def get(self, con: sqlite3.Connection, key: tuple, compute) -> int:
+        version = (con.total_changes, con.execute("PRAGMA data_version").fetchone()[0])
+        if self.version.get(id(con)) != version:
+            self.values = {k: v for k, v in self.values.items() if k[0] != id(con)}
+            self.version[id(con)] = version
+        full = (id(con),) + key
+        if full not in self.values:
+            if len(self.values) >= self.LIMIT:
+                self.values.clear()
+            self.values[full] = compute()
+        return self.values[full]
+
+
+    def forget(self, con: sqlite3.Connection) -> None:
+        self.version.pop(id(con), None)
+        self.values = {k: v for k, v in self.values.items() if k[0] != id(con)}
+
+
+_counts = _Counts()
+
+
+def forget_counts(con: sqlite3.Connection) -> None:
+    """Call before closing a connection the search ran on."""
+    _counts.forget(con)
+
+
 def _idf(con: sqlite3.Connection, terms: tuple[str, ...]) -> dict[str, float]:
     """Inverse document frequency of each query term over all chunks (rare terms count more)."""
-    total = con.execute("SELECT count(*) FROM chunk_fts").fetchone()[0] or 1
+    total = _counts.get(con, ("chunks",), lambda: con.execute("SELECT count(*) FROM chunks").fetchone()[0]) or 1
     out = {}
     for t in terms:
-        n = con.execute("SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?",
-                        ("body : " + quote(t),)).fetchone()[0]
+        n = _counts.get(con, ("holding", t), lambda t=t: con.execute(
+            "SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?", ("body : " + quote(t),)).fetchone()[0])
         out[t] = math.log(1 + (total - n + 0.5) / (n + 0.5))
     return out
 
 
 def docs_using(con: sqlite3.Connection, term: str) -> int:
     """How many documents hold an index-form term in their text."""
-    return con.execute("SELECT count(DISTINCT c.doc_id) FROM chunk_fts JOIN chunks c ON c.id = chunk_fts.rowid "
-                       "WHERE chunk_fts MATCH ?", ("body : " + quote(term),)).fetchone()[0]
+    return _counts.get(con, ("docs", term), lambda: con.execute(
+        "SELECT count(DISTINCT c.doc_id) FROM chunk_fts JOIN chunks c ON c.id = chunk_fts.rowid "
+        "WHERE chunk_fts MATCH ?", ("body : " + quote(term),)).fetchone()[0])
 
 
 def _holds(term: str, words: list[str], prefixes: set[str], joined: str = "") -> bool:
