@@ -9,7 +9,7 @@ import sys
 def run(args, add_all, status_printer):
     """`add_all(lib, files, password, quiet)` and `status_printer()` are app.commands' own
     (passed in: this module must not import app.commands, which imports it)."""
-    from app.core.answer import qa, review
+    from app.core.answer import qa
     from app.core.library import Library
     from app.worker.runtime import EngineRuntime
 
@@ -24,17 +24,12 @@ def run(args, add_all, status_printer):
               f" ({part.tokens:,} tokens{eta})", file=sys.stderr, flush=True)
     try:
         runtime.start()
-        # each step within the first-token budget of a question, at this machine's measured speed
-        result = review.review(lib, refs, args.template, runtime.client, runtime.plan.max_model_len,
-                               on_part=on_part, group_pages=args.group_pages, force_parts=args.parts,
-                               prefill_tps=runtime.memory.prefill_tps(runtime.speed_key()),
-                               target_s=runtime.target_s())
+        result = runtime.review(lib, refs, args.template, on_part=on_part,
+                                group_pages=args.group_pages, force_parts=args.parts)
+        engine = runtime.engine_info()
     finally:
         runtime.stop()
-    data = result.to_dict()
-    if runtime.plan is not None:
-        from app.core.plan import planner
-        data["engine"] = {"summary": planner.explain(runtime.plan)}
+    data = {**result.to_dict(), "engine": engine}
     lib.add_exchange([i.id for i in infos], f"[review: {args.template}]", _json(data))
     return data, format_review(result)
 

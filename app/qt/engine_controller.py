@@ -42,8 +42,11 @@ def _ask(ctx, runtime, library, refs, question: str, conversation):
 
 
 def _review(ctx, runtime, library, refs, template: str):
-    return runtime.review(library, refs, template, on_part=lambda k, n, part: ctx.emit((k, n, part)),
-                          cancel=ctx.cancel_event)
+    result = runtime.review(library, refs, template, on_part=lambda k, n, part: ctx.emit((k, n, part)),
+                            cancel=ctx.cancel_event)
+    answer = result.as_answer()          # shown like any answer, with what answered it
+    answer.engine = runtime.engine_info()
+    return answer
 
 
 def part_line(k: int, n: int, part) -> str:

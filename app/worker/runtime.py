@@ -160,21 +160,19 @@ class EngineRuntime:
                 "summary": planner_line(self.plan)}
 
     def review(self, library, refs: list[qa.DocRef], template: str, on_part=None,
-               cancel: threading.Event | None = None):
-        """A whole-document task (app.core.answer.review): map-reduce over page groups when the
-        documents do not fit, each step within a question's first-token budget at this
-        machine's measured speed. Pre-empts a background reading as a question does."""
+               cancel: threading.Event | None = None, **options):
+        """A whole-document task (app.core.answer.review.Review): map-reduce over page groups
+        when the documents do not fit, each step within a question's first-token budget at
+        this machine's measured speed. Pre-empts a background reading as a question does.
+        `options`: review.review's group_pages / force_parts."""
         from app.core.answer import review
         if self.client is None:
             raise WorkerUnavailable("the engine is not running")
         with self._question_first():
-            result = review.review(library, refs, template, self.client, self.plan.max_model_len,
-                                   on_part=on_part, cancel=cancel,
-                                   prefill_tps=self.memory.prefill_tps(self.speed_key()),
-                                   target_s=self.target_s())
-        answer = result.as_answer()
-        answer.engine = self.engine_info()
-        return answer
+            return review.review(library, refs, template, self.client, self.plan.max_model_len,
+                                 on_part=on_part, cancel=cancel,
+                                 prefill_tps=self.memory.prefill_tps(self.speed_key()),
+                                 target_s=self.target_s(), **options)
 
     def prepare(self, library, refs: list[qa.DocRef]) -> bool:
         """Warm the engine for documents just opened: when the llama.cpp worker has read them
