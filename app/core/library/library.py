@@ -161,7 +161,7 @@ class Library:
         q, limit = queries.parse_query(query), max(50, 10 * k)
         with self._lock:
             docs = dict(self._con.execute("SELECT id, last_path FROM documents").fetchall())
-            names, using = self._all_names(), functools.lru_cache()(lambda t: fts.docs_using(self._con, t))
+            names, using = self._all_names(), functools.partial(fts.docs_using, self._con)   # counts kept by fts
             found = self._ranked_chunks(query, q, doc_ids, limit, names, using)
             named = _named(query, doc_ids if doc_ids is not None else list(docs), names, using)
             if named and found:

@@ -110,7 +110,6 @@ class _Counts:
             self.values[full] = compute()
         return self.values[full]
 
-
     def forget(self, con: sqlite3.Connection) -> None:
         self.version.pop(id(con), None)
         self.values = {k: v for k, v in self.values.items() if k[0] != id(con)}
@@ -126,7 +125,7 @@ def forget_counts(con: sqlite3.Connection) -> None:
 
 def _idf(con: sqlite3.Connection, terms: tuple[str, ...]) -> dict[str, float]:
     """Inverse document frequency of each query term over all chunks (rare terms count more)."""
-    total = _counts.get(con, ("chunks",), lambda: con.execute("SELECT count(*) FROM chunks").fetchone()[0]) or 1
+    total = _counts.get(con, ("rows",), lambda: con.execute("SELECT count(*) FROM chunk_fts").fetchone()[0]) or 1
     out = {}
     for t in terms:
         n = _counts.get(con, ("holding", t), lambda t=t: con.execute(
