@@ -43,3 +43,15 @@ def test_a_part_reply_cut_in_its_notes_keeps_its_quotes(cut):
     text, cites = qa.parse_reply(reply[: reply.index('"answer"') + cut])
     assert cites == [{"doc": 2, "page": 12, "quote": quote}]
     assert text.startswith("13.14")
+
+
+def test_a_part_reply_cut_before_its_notes_keeps_its_quotes():
+    # seen on pp. 9-10 of the 49-page bundle: the embedded model chose one long quote four
+    # times and the reply ended inside the fourth, before its answer began
+    quote = ('The Cloud Service and Software are deemed "commercial items" or "commercial computer '
+             'software" according to FAR section 12.212 and DFAR section 227.7202.')
+    item = json.dumps({"doc": 1, "page": 10, "quote": quote})
+    reply = '{ "citations": [' + ", ".join([item] * 3) + ', { "doc": 1, "page": 10, "quote": "The Cloud Serv'
+    text, cites = qa.parse_reply(reply)
+    assert text == "" and cites == [{"doc": 1, "page": 10, "quote": quote}] * 3
+    assert qa.parse_reply("no json here") == ("no json here", [])

@@ -136,22 +136,27 @@ _CITATION_OBJ = re.compile(r'\{\s*"doc"\s*:[^{}]*\}', re.S)
 
 
 def _salvage(text: str) -> tuple[str, list[dict]]:
-    """A reply cut off at the token limit: keep the answer text and the complete citations."""
+    """A reply cut off at the token limit: keep the answer text and the complete citations.
+    A review part's reply gives its quotes first and can be cut before its answer starts
+    (a small model repeated one long quote until the reply ended): its quotes are kept."""
     m = _ANSWER_FIELD.search(text)
-    if not m:
+    if m:
+        try:
+            answer = json.loads(f'"{m.group(1)}"').strip() + " …"
+        except json.JSONDecodeError:
+            answer = m.group(1).strip() + " …"
+        around = [text[:m.start()], text[m.end():]]     # citations before (a part's) or after
+    elif text.lstrip().startswith("{") and _CITATION_OBJ.search(text):
+        answer, around = "", [text]
+    else:
         return text, []
-    try:
-        answer = json.loads(f'"{m.group(1)}"')
-    except json.JSONDecodeError:
-        answer = m.group(1)
     cites = []
-    # citations after the answer (the answer's schema) or before it (a review part's)
-    for obj in _CITATION_OBJ.findall(text[:m.start()]) + _CITATION_OBJ.findall(text[m.end():]):
+    for obj in (o for piece in around for o in _CITATION_OBJ.findall(piece)):
         try:
             cites.append(json.loads(obj))
         except json.JSONDecodeError:
             continue
-    return answer.strip() + " …", [c for c in cites if isinstance(c, dict)]
+    return answer, [c for c in cites if isinstance(c, dict)]
 
 
 def parse_reply(raw: str) -> tuple[str, list[dict]]:

@@ -223,7 +223,8 @@ def _notes_context(parts: list[Part]) -> str:
     for part in parts:
         quotes = "\n".join(f'[doc {part.doc.number}, p. {c.page}] "{c.quote}"' for c in part.citations)
         blocks.append(f"[part {part.number}: doc {part.doc.number}, pp. {part.first_page}-{part.last_page}]\n"
-                      f"{part.notes.strip() or '(nothing for this task)'}" + (f"\n{quotes}" if quotes else ""))
+                      f"{part.notes.strip() or ('' if quotes else '(nothing for this task)')}"
+                      + (f"\n{quotes}" if quotes else ""))
     return "\n\n".join(blocks)
 
 
