@@ -240,7 +240,7 @@ def main(argv=None) -> None:
             if args.misses:
                 if args.dense:
                     _load_vectors(lib, args.vectors)
-                _misses(evaluate(questions, ours, ids, in_doc), {v: k for k, v in ids.items()})
+                _misses(evaluate(questions, ours, ids, in_doc), {v: k for k, v in ids.items()}, split(questions))
                 _drop_vectors(lib)
         lib.close()
 
@@ -329,13 +329,14 @@ def _drop_vectors(lib: Library) -> None:
     lib._con.execute("DELETE FROM chunk_vectors")
 
 
-def _misses(rows, names) -> None:
+def _misses(rows, names, halves: dict[str, str]) -> None:
+    """The questions whose gold page is not first, each with its half (choose on "tune")."""
     for r in rows:
         if group(r) != "unanswerable" and r["rank"] != 1:
             q = r["q"]
             got = ", ".join(f"{Path(names[d]).stem[:14]}:{p}" for d, p, _ in r["ranked"][:3])
             gold = ", ".join(f"{Path(g['doc']).stem[:14]}:{g['page']}" for g in q["gold"])
-            print(f"    {q['id']} rank={r['rank']} gold=[{gold}] got=[{got}] {q['question'][:60]}")
+            print(f"    {halves[q['id']]:5s} {q['id']} rank={r['rank']} gold=[{gold}] got=[{got}] {q['question'][:60]}")
 
 
 if __name__ == "__main__":

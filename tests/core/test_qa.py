@@ -64,11 +64,11 @@ def test_retrieval_prompt_stays_within_the_time_budget_and_keeps_the_best_passag
     conv = qa.Conversation()
     conv.begin([info.id], "retrieval", 600)
     q = "Can either party terminate for convenience?"
-    msgs, new, used = qa._build(lib, refs, q, _Counting(), conv, 7792, 600)
+    msgs, new, used, _ = qa._build(lib, refs, q, _Counting(), conv, 7792, 600)
     assert new and used <= 600 + 200           # the best passage, cut to the budget if it must be
     best = lib.search(q, doc_ids=[info.id], k=1)[0]
     assert new[0].page == best.page
-    msgs2, new2, used2 = qa._build(lib, refs, q, _Counting(), conv, 7792, 3000)
+    msgs2, new2, used2, _ = qa._build(lib, refs, q, _Counting(), conv, 7792, 3000)
     assert used2 >= used
 
 
@@ -78,9 +78,9 @@ def test_follow_up_appends_to_the_prefix(lib_with):
     refs = [qa.DocRef(1, info.id, "psa.pdf")]
     conv = qa.Conversation()
     conv.begin([info.id], "retrieval", 2000)
-    msgs, new, used = qa._build(lib, refs, "How can the agreement be terminated?", _Counting(), conv, 7792, 2000)
+    msgs, new, used, _ = qa._build(lib, refs, "How can the agreement be terminated?", _Counting(), conv, 7792, 2000)
     conv.add(new, "How can the agreement be terminated?", '{"answer": "x", "citations": []}', used, 10)
-    msgs2, new2, used2 = qa._build(lib, refs, "Which law governs it?", _Counting(), conv, 7792, 2000)
+    msgs2, new2, used2, _ = qa._build(lib, refs, "Which law governs it?", _Counting(), conv, 7792, 2000)
     assert msgs2[:len(msgs)][:-1] == msgs[:-1] and msgs2[len(msgs) - 1] == msgs[-1]   # the prefix, unchanged
     assert msgs2[len(msgs)] == {"role": "assistant", "content": '{"answer": "x", "citations": []}'}
     added = sum(qa.estimate_tokens(p.text) for p in new2)

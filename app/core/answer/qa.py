@@ -303,11 +303,11 @@ def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context
     elif mode == "retrieval" and conv.mode == "whole-document" or conv.mode == "":
         new_context = bool(conv.turns)
         conv.begin(doc_ids, "retrieval", budget)
-    msgs, new, used = _build(library, refs, question, client, conv, room, budget)
+    msgs, new, used, ranked = _build(library, refs, question, client, conv, room, budget)
     if used > room:                      # the conversation no longer fits: a new context
         new_context = True
         conv.begin(doc_ids, conv.mode, budget, whole_text=conv.whole_text)
-        msgs, new, used = _build(library, refs, question, client, conv, room, budget)
+        msgs, new, used, ranked = _build(library, refs, question, client, conv, room, budget)
     fresh = max(0, used - conv.cached_tokens_estimate()) if conv.turns else (0 if cached else used)
     if conv.mode == "whole-document" and cached and not conv.turns:
         fresh = max(0, used - count_tokens(client, prompts.messages(conv.whole_text, "", whole=True)))
@@ -326,7 +326,7 @@ def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context
         text += " …"                              # the schema's bound closed it mid-sentence
     pages: dict[int, dict[int, str]] = {}
     citations = with_support(_verify_all(library, refs, cites, pages), text, question)
-    warnings = _warnings(library, refs, question, conv, pages)
+    warnings = _warnings(library, refs, question, conv, pages, ranked)
     return Answer(text=text, citations=citations, mode=conv.mode, warnings=warnings,
                   not_stated=is_not_stated(text, citations), raw=result.text,
                   timing={"ttft_s": round(result.ttft_s, 3), "total_s": round(time.perf_counter() - start, 3),
@@ -338,10 +338,11 @@ def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context
 
 
 def _warnings(library, refs, question: str, conv: Conversation,
-              pages: dict[int, dict[int, str]]) -> list[str]:
+              pages: dict[int, dict[int, str]], ranked: list | None = None) -> list[str]:
     """What the user must know besides the answer: instruction-like text in the documents
     (treated as evidence, never obeyed), and retrieval that found nothing convincing.
-    `pages`: the page texts citation checking read (read here only for documents it skipped)."""
+    `pages`: the page texts citation checking read (read here only for documents it skipped);
+    `ranked`: the retrieval's hits (one document's are its search, best first, reused)."""
     out = []
     findings = []
     for ref in refs:
@@ -352,7 +353,8 @@ def _warnings(library, refs, question: str, conv: Conversation,
     if line:
         out.append(line)
     if conv.mode == "retrieval":
-        hits = library.search(question, doc_ids=[r.doc_id for r in refs], k=5)
+        hits = [h for _, h in ranked] if ranked and len(refs) == 1 else \
+            library.search(question, doc_ids=[r.doc_id for r in refs], k=5)
         if not evidence.convincing(hits, textnorm.language(question), question):
             closest = ", ".join(f"p. {h.page}" for h in hits[:3]) or "none"
             out.append(f"The document does not appear to address this (closest passages: {closest}); "
@@ -370,7 +372,7 @@ def _build(library, refs, question, client, conv: Conversation, room: int, budge
     question. A first question's passages shrink until the exact count fits the context."""
     if conv.mode == "whole-document":
         msgs = conv.messages(question, [])
-        return msgs, [], count_tokens(client, msgs)
+        return msgs, [], count_tokens(client, msgs), []
     ranked = ranked_hits(library, refs, question)
     if conv.turns:                       # a follow-up appends a share of the first question's prompt
         first = min(conv.first_budget, conv.first_prompt_tokens or conv.first_budget)
@@ -381,7 +383,7 @@ def _build(library, refs, question, client, conv: Conversation, room: int, budge
                 ranked[0][0].number, ranked[0][1].page, ranked[0][1].text.strip()):
             new = pick_passages(library, ranked[:1], share, conv, at_least_one=False)  # the best one, if it fits
         msgs = conv.messages(question, new)
-        return msgs, new, count_tokens(client, msgs)
+        return msgs, new, count_tokens(client, msgs), ranked
     limit = min(budget, room) - estimate_tokens(prompts.template("system") + question) - TEMPLATE_MARGIN
     for _ in range(6):
         new = pick_passages(library, ranked, max(limit, 64))
@@ -390,4 +392,4 @@ def _build(library, refs, question, client, conv: Conversation, room: int, budge
         if used <= room:
             break
         limit = int(limit * room / used) - 64
-    return msgs, new, used
+    return msgs, new, used, ranked
