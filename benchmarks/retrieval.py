@@ -275,7 +275,7 @@ def _table_run(questions, lib: Library, ids, rankers, args) -> str:
                         for q in questions}
         if args.misses:
             print(f"\n{name} misses (in-document):")
-            _misses(runs[name]["in-document"], {v: k for k, v in ids.items()})
+            _misses(runs[name]["in-document"], {v: k for k, v in ids.items()}, split(questions))
         if name in variants:
             _apply_settings(undo, quiet=True)
         if name == "hybrid" and not variants and not args.page_bm25:

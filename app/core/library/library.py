@@ -175,7 +175,6 @@ class Library:
         found, q = [], queries.with_backoff(self._con, q, doc_ids)
         if doc_ids is not None:   # words naming every document searched say nothing within them
             drop = doc_names.scope_words(question, names, doc_ids, using)
-            drop |= {doc_names._base(t) for t in fts.common_within(self._con, q.terms, doc_ids, fts.SCOPE_COMMON)}
             found = fts.search_chunks(self._con, replace(q, terms=doc_names.without(q.terms, drop)),
                                         doc_ids, limit)
         if not found:   # the name was the only word these documents share with the question

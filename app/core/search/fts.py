@@ -23,9 +23,6 @@ PHRASE_PAGES = True
 # dev.jsonl both halves unchanged; 24 hand-written Chinese questions on documents dev does
 # not use: recall@1 0.75 → 0.79 (found while reading that set's misses, so not a blind check).
 TIE_BY_COUNT = True
-# In-document searches drop query terms that more than this share of the searched
-# documents' chunks hold (0: off). See common_within.
-SCOPE_COMMON = 0.0
 
 
 # FTS5 gathers new terms in memory and writes an index segment each time they pass
@@ -134,29 +131,6 @@ def _idf(con: sqlite3.Connection, terms: tuple[str, ...]) -> dict[str, float]:
         n = _counts.get(con, ("holding", t), lambda t=t: con.execute(
             "SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?", ("body : " + quote(t),)).fetchone()[0])
         out[t] = math.log(1 + (total - n + 0.5) / (n + 0.5))
-    return out
-
-
-def common_within(con: sqlite3.Connection, terms: tuple[str, ...], doc_ids: list[int],
-                  share: float) -> set[str]:
-    """The terms that more than `share` of these documents' chunks hold: inside them such a
-    word ("partner" in a partnership agreement, "processor" in a DPA) says little about
-    where the answer is, though the library-wide IDF BM25 uses rates it as rare."""
-    if share <= 0 or not doc_ids:
-        return set()
-    marks = ",".join("?" * len(doc_ids))
-    total = _counts.get(con, ("scope rows", tuple(doc_ids)), lambda: con.execute(
-        f"SELECT count(*) FROM chunks WHERE doc_id IN ({marks})", list(doc_ids)).fetchone()[0])
-    if total < 8:          # too few chunks to tell a common word from the answer's
-        return set()
-    out = set()
-    for t in terms:
-        n = _counts.get(con, ("scope holding", tuple(doc_ids), t), lambda t=t: con.execute(
-            "SELECT count(*) FROM chunk_fts JOIN chunks c ON c.id = chunk_fts.rowid "
-            f"WHERE chunk_fts MATCH ? AND c.doc_id IN ({marks})", ["body : " + quote(t)] + list(doc_ids)
-        ).fetchone()[0])
-        if n > share * total:
-            out.add(t)
     return out
 
 
