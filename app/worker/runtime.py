@@ -333,11 +333,11 @@ class EngineRuntime:
         return {"tokens": tokens, "seconds": round(seconds, 2), "cached": True}
 
     def _cut_when(self, cut: threading.Event, cancel: threading.Event | None) -> None:
-        while not cut.is_set():
+        """Cut the background reading when a question or the user pre-empts it; ends as soon
+        as the reading does (it sets `cut` too)."""
+        while not cut.wait(0.05):
             if self._preempt.is_set() or (cancel is not None and cancel.is_set()):
                 cut.set()
-                return
-            time.sleep(0.05)
 
     def metrics(self) -> dict:
         try:
