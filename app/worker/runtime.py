@@ -95,9 +95,17 @@ class EngineRuntime:
         self.switch = DowngradeSwitch(hw, cat, start_fn=self._launch, history=history,
                                       probe=hardware.probe, available=models.is_available,
                                       on_step=lambda text: self._status("downgrade", text))
-        self.plan, self.supervisor = self.switch.start(chosen)
-        self._status("ready", planner.explain(self.plan))
-        self.calibrate()
+        with self._measuring(chosen):
+            self.plan, self.supervisor = self.switch.start(chosen)
+            self._status("ready", planner.explain(self.plan))
+            self.calibrate()
+
+    def _measuring(self, plan):
+        """While this engine's speed is measured (the first start of a model on this machine),
+        the search-vector thread waits: sharing the cores it made the measurement many times
+        too slow, and every prompt budget after it too small. Nothing to wait for otherwise."""
+        from app.core.search import dense
+        return contextlib.nullcontext() if self.memory.prefill_tps(self._speed_key_for(plan)) else dense.paused()
 
     def _launch(self, plan):
         from app.core.models import catalogue as models

@@ -14,6 +14,7 @@ whatever vectors exist.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import sqlite3
 import threading
@@ -25,6 +26,16 @@ from app.core.failures import FailureKind
 MODEL = "multilingual-e5-small-q4"   # catalogue id; also the key of stored vectors
 _lock = threading.Lock()
 _run = threading.Lock()     # the C engine is not documented as thread-safe: one call at a time
+
+
+@contextlib.contextmanager
+def paused():
+    """No embedding while held (a batch under way finishes first): the answer engine's
+    speed is being measured. On 2 cores the embedding thread running beside the worker's
+    calibration made it read 14 tokens/s instead of ~250, and the first answer's prompt
+    was budgeted by that (one passage, cut)."""
+    with _run:
+        yield
 _model = None
 
 

@@ -1,0 +1,54 @@
+"""The engine's prefill speed is measured with the cores to itself: search vectors computed
+while the engine starts (pagewise ask, the window) wait until the first start of a model has
+measured it. Seen before: on 2 cores the embedding thread beside the worker's calibration made
+it read 14 tokens/s instead of ~200, and the first answer got one cut passage."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from app.core.library import Library
+from app.core.search import dense
+from app.worker.runtime import EngineRuntime
+
+pytestmark = pytest.mark.slow
+
+
+def test_no_search_vectors_are_computed_while_the_engine_measures_its_speed(corpus, tmp_path):
+    lib = Library(tmp_path / "library.sqlite")
+    doc = lib.add(corpus / "contracts-en" / "bonterms-psa-v1.2.pdf")
+    assert dense.available() and lib.unembedded([doc.id]) > 20
+    batches: list[float] = []                              # when each batch of vectors was stored
+    embedding = threading.Thread(target=lib.embed, args=([doc.id],),
+                                 kwargs={"progress": lambda done, total: batches.append(time.monotonic())})
+    embedding.start()
+    while not batches:                                     # the embedding is under way
+        time.sleep(0.01)
+    rt = EngineRuntime()
+    began = time.monotonic()
+    try:
+        rt.start()                                         # launches the worker, waits for its measurement
+        measured = time.monotonic()
+        assert rt.memory.prefill_tps(rt.speed_key())
+        during = [t for t in batches if began < t < measured]
+        assert len(during) <= 1, f"{len(during)} batches of vectors were stored while the speed was measured"
+        embedding.join(timeout=600)
+        assert batches[-1] > measured and lib.unembedded([doc.id]) == 0   # and the embedding finished after
+    finally:
+        rt.stop()
+        lib.close()
+
+
+def test_a_known_speed_does_not_pause_the_embedding(tmp_path):
+    rt = EngineRuntime()
+    plan = type("Plan", (), {"engine": "llamacpp", "model_id": "m", "n_gpu_layers": 0})()
+    rt.memory.set_prefill(rt._speed_key_for(plan), 250.0)
+    with rt._measuring(plan):
+        assert dense._run.acquire(blocking=False)          # nothing held: vectors go on
+        dense._run.release()
+    rt2 = EngineRuntime()
+    plan2 = type("Plan", (), {"engine": "llamacpp", "model_id": "other", "n_gpu_layers": 0})()
+    with rt2._measuring(plan2):
+        assert not dense._run.acquire(blocking=False)      # unknown speed: vectors wait
