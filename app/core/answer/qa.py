@@ -189,6 +189,14 @@ def without_repeats(text: str) -> str:
     return joiner.join(kept)
 
 
+def page_texts(library, doc_id: int, cache: dict[int, dict[int, str]]) -> dict[int, str]:
+    """A document's page texts (number → text), read once into `cache` (doc id → them),
+    which the caller shares between the steps that need them."""
+    if doc_id not in cache:
+        cache[doc_id] = {p.number: p.text for p in library.pages(doc_id)}
+    return cache[doc_id]
+
+
 def _verify_all(library, refs: list[DocRef], cites: list[dict],
                 pages_cache: dict[int, dict[int, str]] | None = None) -> list[Citation]:
     """`pages_cache`: doc id → page texts, shared with the caller so the pages are read once."""
@@ -196,9 +204,7 @@ def _verify_all(library, refs: list[DocRef], cites: list[dict],
     pages_cache = {} if pages_cache is None else pages_cache
 
     def pages(ref: DocRef) -> dict[int, str]:
-        if ref.doc_id not in pages_cache:
-            pages_cache[ref.doc_id] = {p.number: p.text for p in library.pages(ref.doc_id)}
-        return pages_cache[ref.doc_id]
+        return page_texts(library, ref.doc_id, pages_cache)
 
     out, seen = [], set()
     for c in cites:
@@ -346,9 +352,7 @@ def _warnings(library, refs, question: str, conv: Conversation,
     out = []
     findings = []
     for ref in refs:
-        if ref.doc_id not in pages:
-            pages[ref.doc_id] = {p.number: p.text for p in library.pages(ref.doc_id)}
-        findings += injection.scan_pages(ref.doc_id, pages[ref.doc_id])
+        findings += injection.scan_pages(ref.doc_id, page_texts(library, ref.doc_id, pages))
     line = injection.warning(findings, {r.doc_id: r.label for r in refs})
     if line:
         out.append(line)

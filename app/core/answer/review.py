@@ -158,15 +158,9 @@ def plan_parts(library, refs: list[qa.DocRef], client, room: int, note_task: str
     return parts
 
 
-def _page_texts(library, doc_id: int, texts: dict[int, dict[int, str]]) -> dict[int, str]:
-    if doc_id not in texts:
-        texts[doc_id] = {p.number: p.text for p in library.pages(doc_id)}
-    return texts[doc_id]
-
-
 def _part_context(library, part: Part, texts: dict[int, dict[int, str]]) -> str:
     info = library.get(part.doc.doc_id)
-    pages = _page_texts(library, part.doc.doc_id, texts)
+    pages = qa.page_texts(library, part.doc.doc_id, texts)
     body = [f"[doc {part.doc.number}, p. {n}]\n{pages[n].strip()}"
             for n in range(part.first_page, part.last_page + 1) if n in pages]
     return "\n\n".join([f"=== doc {part.doc.number}: {info.title or part.doc.label} (pages {part.first_page}-"
@@ -212,7 +206,7 @@ def part_citations(library, part: Part, cites: list[dict],
     """A part's verified citations. Only its own pages can be cited from it, so a quote is
     looked for on them alone: a standard sentence repeated elsewhere in the bundle (another
     agreement of the same family) was otherwise "found" on an earlier page and dropped."""
-    pages = _page_texts(library, part.doc.doc_id, {} if texts is None else texts)
+    pages = qa.page_texts(library, part.doc.doc_id, {} if texts is None else texts)
     own = {n: t for n, t in pages.items() if part.first_page <= n <= part.last_page}
     return [c for c in qa._verify_all(library, [part.doc], cites, {part.doc.doc_id: own})
             if c.verified and part.first_page <= c.page <= part.last_page]

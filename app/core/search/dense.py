@@ -26,6 +26,7 @@ from app.core.failures import FailureKind
 MODEL = "multilingual-e5-small-q4"   # catalogue id; also the key of stored vectors
 _lock = threading.Lock()
 _run = threading.Lock()     # the C engine is not documented as thread-safe: one call at a time
+_model = None
 
 
 @contextlib.contextmanager
@@ -36,7 +37,6 @@ def paused():
     was budgeted by that (one passage, cut)."""
     with _run:
         yield
-_model = None
 
 
 class Cancelled(Exception):
