@@ -204,6 +204,9 @@ def main(argv=None) -> None:
     ap.add_argument("--page-bm25", dest="page_bm25", action="append", type=float, default=[], metavar="W",
                     help="with --table: one more column, the app's page scores plus W × naive page BM25 "
                          "(each max-normalised): an experiment on fusing whole-page scoring")
+    ap.add_argument("--rerank", action="store_true",
+                    help="the real engine's model (the catalogue's default) picks the best of the app's "
+                         "pages (app/core/answer/rerank.py): in-document recall@1 before and after, per half")
     args = ap.parse_args(argv)
     _apply_settings(args.settings)
     questions = [json.loads(l) for l in (args.eval or args.corpus.parent / "eval" / "dev.jsonl")
@@ -220,6 +223,12 @@ def main(argv=None) -> None:
         rankers = {"naive": naive.search, "bm25": ours}
         if args.dense:
             rankers["hybrid"] = ours
+        if args.rerank:
+            if args.dense:
+                _load_vectors(lib, args.vectors)
+            _rerank_run(questions, lib, ids)
+            lib.close()
+            return
         if args.table:
             print(_table_run(questions, lib, ids, rankers, args))
             lib.close()
@@ -327,6 +336,45 @@ def _load_vectors(lib: Library, cache: Path) -> None:
 
 def _drop_vectors(lib: Library) -> None:
     lib._con.execute("DELETE FROM chunk_vectors")
+
+
+def _rerank_run(questions, lib: Library, ids) -> None:
+    """In-document recall@1 of the app's pages, then of the same pages after the model's
+    choice (the real worker, the catalogue's default model, this machine's measured speed and
+    the default first-token target), per half and language."""
+    from app.core import settings
+    from app.core.answer import qa, rerank
+    from app.worker.runtime import EngineRuntime
+    rt = EngineRuntime()
+    rt.start()
+    halves = split(questions)
+    rows = []
+    try:
+        tps, target = rt.memory.prefill_tps(rt.speed_key()), settings.load().first_token_budget(on_gpu=False)
+        print(f"model {rt.plan.model_id} ({rt.plan.engine}), prefill {tps:.0f} tok/s, target {target:g} s")
+        for q in questions:
+            if q["type"] == "unanswerable" or len(q["docs"]) != 1:
+                continue
+            ref = qa.DocRef(1, ids[q["docs"][0]], q["docs"][0])
+            ranked = qa.ranked_hits(lib, [ref], q["question"])
+            gold = {g["page"] for g in q["gold"]}
+            after, choice = rerank.rerank(rt.client, q["question"], ranked, tps, target)
+            rows.append((q, ranked[0][1].page in gold, after[0][1].page in gold, choice,
+                         any(h.page in gold for _, h in ranked[:choice.candidates or 1])))
+            print(f"  {halves[q['id']]:5s} {q['id']} {q['lang']} before {'hit ' if rows[-1][1] else 'miss'} "
+                  f"after {'hit ' if rows[-1][2] else 'miss'} {choice.to_dict()}", flush=True)
+    finally:
+        rt.stop()
+    for half in ("tune", "check", "all"):
+        for lang in ("en", "zh", "all"):
+            rs = [r for r in rows if (half == "all" or halves[r[0]["id"]] == half)
+                  and (lang == "all" or r[0]["lang"] == lang)]
+            if rs:
+                secs = [r[3].seconds for r in rs if not r[3].skipped]
+                print(f"{half:5s} {lang:3s} n={len(rs):3d}  R@1 before {sum(r[1] for r in rs) / len(rs):.2f}"
+                      f"  after {sum(r[2] for r in rs) / len(rs):.2f}  gold among the candidates "
+                      f"{sum(r[4] for r in rs) / len(rs):.2f}  choice median "
+                      f"{statistics.median(secs) if secs else 0:.1f} s")
 
 
 def _misses(rows, names, halves: dict[str, str]) -> None:

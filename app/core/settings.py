@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 
 ENGINES = ("auto", "llamacpp", "vllm", "remote")
 THEMES = ("auto", "light", "dark")
+RERANK = ("auto", "on", "off")          # the model picks the best retrieved page first (auto: real models only)
 FILE_NAME = "settings.toml"
 SERVICE = "Pagewise"                    # the keyring service every secret is stored under
 CPU_FIRST_TOKEN_S, GPU_FIRST_TOKEN_S = 10.0, 3.0   # the budget when first_token_budget_s is unset
@@ -40,6 +41,7 @@ class Settings:
     remember_pdf_passwords: bool = False         # kept in the keyring when on
     remote_url: str = ""                # an OpenAI-compatible endpoint, for engine = "remote"
     remote_model: str = ""
+    rerank: str = "auto"                # auto (models other than the embedded test model) | on | off
 
     def first_token_budget(self, on_gpu: bool) -> float:
         if self.first_token_budget_s is not None:
@@ -121,8 +123,8 @@ def _coerce(key: str, value: object) -> object:
     """`value` (text from the command line, or what TOML gave) as the field's type; BadInput if not."""
     _known(key)
     text = value.strip() if isinstance(value, str) else value
-    if key in ("engine", "theme"):
-        allowed = ENGINES if key == "engine" else THEMES
+    if key in ("engine", "theme", "rerank"):
+        allowed = {"engine": ENGINES, "theme": THEMES, "rerank": RERANK}[key]
         if text not in allowed:
             raise BadInput(f"{key} must be one of {', '.join(allowed)}, not {value!r}")
         return text

@@ -22,6 +22,10 @@ from app.errors import describe
 
 ENGINE_LABELS = {"auto": "Automatic (the planner chooses)", "llamacpp": "llama.cpp", "vllm": "vLLM",
                  "remote": "Remote endpoint (a team's server)"}
+# issue 19: the model reads retrieval's best pages and picks the one that answers, when that
+# fits the first-token budget; the 135M test model picks no better than chance, hence "auto"
+RERANK_LABELS = {"auto": "Automatic (real models, when the budget allows)", "on": "Always (when the budget allows)",
+                 "off": "Never (retrieval's order)"}
 
 
 class SettingsDialog(QDialog):
@@ -45,12 +49,17 @@ class SettingsDialog(QDialog):
             self.theme.addItem({"auto": "Follow the system"}.get(key, key.capitalize()), key)
         self.theme.setCurrentIndex(settings.THEMES.index(s.theme))
         self.remember = QCheckBox("Remember PDF passwords (in the OS keyring)", checked=s.remember_pdf_passwords)
+        self.rerank = QComboBox()
+        for key, label in RERANK_LABELS.items():
+            self.rerank.addItem(label, key)
+        self.rerank.setCurrentIndex(list(RERANK_LABELS).index(s.rerank))
 
         form = QFormLayout()
         form.addRow("Engine", self.engine)
         form.addRow("CPU threads", self.threads)
         form.addRow("Context cap", self.context_cap)
         form.addRow("First-token budget", self.budget)
+        form.addRow("Model picks the best page", self.rerank)
         form.addRow("Theme", self.theme)
         form.addRow("", self.remember)
 
@@ -91,6 +100,7 @@ class SettingsDialog(QDialog):
                 "first_token_budget_s": "auto" if budget == 0 else str(budget),
                 "theme": self.theme.currentData(),
                 "remember_pdf_passwords": "on" if self.remember.isChecked() else "off",
+                "rerank": self.rerank.currentData(),
                 "remote_url": self.remote_url.text(), "remote_model": self.remote_model.text()}
 
     def save(self) -> bool:

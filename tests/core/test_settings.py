@@ -70,6 +70,7 @@ def test_set_value_parses_to_the_field_type():
     assert settings.set_value("context_cap", "16384").context_cap == 16384
     assert settings.set_value("theme", "dark").theme == "dark"
     assert settings.set_value("remember_pdf_passwords", "on").remember_pdf_passwords is True
+    assert settings.set_value("rerank", "off").rerank == "off"
     saved = settings.load()
     assert (saved.threads, saved.first_token_budget_s, saved.engine) == (8, 4.0, "llamacpp")
     assert isinstance(saved.first_token_budget_s, float)
@@ -83,6 +84,7 @@ def test_set_value_parses_to_the_field_type():
     ("threads", "1.5"), ("first_token_budget_s", "0"), ("first_token_budget_s", "nan"),
     ("first_token_budget_s", "soon"), ("remote_url", "ftp://x"), ("theme", "pink"),
     ("context_cap", "100"), ("remember_pdf_passwords", "maybe"), ("ttft_budget_s", "4"),
+    ("rerank", "sometimes"),
 ])
 def test_set_value_refuses_bad_keys_and_values(key, text):
     with pytest.raises(BadInput) as info:

@@ -20,6 +20,7 @@ from app.core.answer.budget import (
     time_budget_tokens,
 )
 from app.core.answer import injection
+from app.core.answer import rerank as reranking
 from app.core.answer.citations import Citation, quotable, verify, with_support
 from app.core.answer.conversation import Conversation, Passage
 from app.core.documents import tables
@@ -268,12 +269,17 @@ class Reading:
     budget_tokens: int
     seconds: float | None         # expected time to the first token, from the measured speed
     new_context: bool = False     # the conversation's context overflowed: a new one began
+    choice: reranking.Choice | None = None   # the model's pick among retrieval's pages, when it ran
 
     def line(self) -> str:
         what = "the documents" if self.mode == "whole-document" else f"{self.passages} passages"
         eta = f" ≈ {self.seconds:.0f} s" if self.seconds is not None else ""
         fresh = " (a new context: the conversation no longer fits)" if self.new_context else ""
-        return f"reading {self.new_tokens:,} new tokens of {what}{eta}{fresh}"
+        chose = ""
+        if self.choice and not self.choice.skipped:
+            chose = (f"the model chose passage {self.choice.chosen} of {self.choice.candidates} "
+                     f"({self.choice.seconds:.1f} s); ")
+        return f"{chose}reading {self.new_tokens:,} new tokens of {what}{eta}{fresh}"
 
 
 def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context_tokens: int,
@@ -281,10 +287,13 @@ def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context
         mode: str = "auto", prefill_tps: float | None = None, cached: bool = False,
         conversation: Conversation | None = None, target_s: float | None = None,
         on_reading: Callable[[Reading], None] | None = None,
-        on_progress: Callable[[int, int], None] | None = None, stall_s: float | None = None) -> Answer:
+        on_progress: Callable[[int, int], None] | None = None, stall_s: float | None = None,
+        rerank: bool = False) -> Answer:
     """Answer one question; with `conversation`, as a follow-up in that conversation (its
     context grows append-only, so the engine reuses what it read). `target_s` × `prefill_tps`
-    is the prompt budget (the time to the first token the user waits)."""
+    is the prompt budget (the time to the first token the user waits). `rerank`: the model
+    first picks the best of retrieval's pages (a first question in retrieval mode, when that
+    fits the time budget; the answer gets what the target has left)."""
     if not question.strip():
         raise BadInput("the question is empty")
     conv = conversation if conversation is not None else Conversation()
@@ -309,16 +318,22 @@ def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context
     elif mode == "retrieval" and conv.mode == "whole-document" or conv.mode == "":
         new_context = bool(conv.turns)
         conv.begin(doc_ids, "retrieval", budget)
-    msgs, new, used, ranked = _build(library, refs, question, client, conv, room, budget)
+    ranked, choice = None, None
+    if rerank and conv.mode == "retrieval" and not conv.turns:
+        ranked, choice = reranking.rerank(client, question, ranked_hits(library, refs, question),
+                                          prefill_tps, target_s, cancel)
+        if choice.seconds and target_s:   # the choice took part of the user's wait
+            budget = time_budget_tokens(max(target_s - choice.seconds, 0.1), prefill_tps, context_tokens)
+    msgs, new, used, ranked = _build(library, refs, question, client, conv, room, budget, ranked)
     if used > room:                      # the conversation no longer fits: a new context
         new_context = True
         conv.begin(doc_ids, conv.mode, budget, whole_text=conv.whole_text)
-        msgs, new, used, ranked = _build(library, refs, question, client, conv, room, budget)
+        msgs, new, used, ranked = _build(library, refs, question, client, conv, room, budget, ranked)
     fresh = max(0, used - conv.cached_tokens_estimate()) if conv.turns else (0 if cached else used)
     if conv.mode == "whole-document" and cached and not conv.turns:
         fresh = max(0, used - count_tokens(client, prompts.messages(conv.whole_text, "", whole=True)))
     reading = Reading(conv.mode, used, fresh, len(new) if conv.mode == "retrieval" else len(refs),
-                      budget, reading_seconds(fresh, prefill_tps), new_context)
+                      budget, reading_seconds(fresh, prefill_tps), new_context, choice)
     if on_reading:
         on_reading(reading)
     context = conv.context_text(new)
@@ -340,7 +355,8 @@ def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context
                   usage={"prompt_tokens": result.prompt_tokens, "cached_tokens": result.cached_tokens,
                          "completion_tokens": result.completion_tokens},
                   context={"tokens": used, "passages": len(conv.passages()) if conv.mode == "retrieval" else 0,
-                           "budget_tokens": budget, "turn": len(conv.turns), "new_context": new_context})
+                           "budget_tokens": budget, "turn": len(conv.turns), "new_context": new_context,
+                           **({"rerank": choice.to_dict()} if choice else {})})
 
 
 def _warnings(library, refs, question: str, conv: Conversation,
@@ -371,13 +387,14 @@ def _optional(**kwargs) -> dict:
     return {k: v for k, v in kwargs.items() if v is not None}
 
 
-def _build(library, refs, question, client, conv: Conversation, room: int, budget: int):
+def _build(library, refs, question, client, conv: Conversation, room: int, budget: int, ranked=None):
     """This turn's messages: whole documents (first turn) or the passages it adds, then the
-    question. A first question's passages shrink until the exact count fits the context."""
+    question. A first question's passages shrink until the exact count fits the context.
+    `ranked`: retrieval's (reranked) pages when the caller has them."""
     if conv.mode == "whole-document":
         msgs = conv.messages(question, [])
         return msgs, [], count_tokens(client, msgs), []
-    ranked = ranked_hits(library, refs, question)
+    ranked = ranked if ranked is not None else ranked_hits(library, refs, question)
     if conv.turns:                       # a follow-up appends a share of the first question's prompt
         first = min(conv.first_budget, conv.first_prompt_tokens or conv.first_budget)
         share = int(first * FOLLOW_UP_SHARE)

@@ -1,0 +1,104 @@
+"""Issue 19.2: the model picks the best of retrieval's pages before it answers, within the
+time budget, with the real llama.cpp worker (the embedded model stands in for a real one:
+the mechanics are tested here; whether a model's choice helps is what
+benchmarks/retrieval.py --rerank measures)."""
+from __future__ import annotations
+
+import pytest
+
+from app.core import settings
+from app.core.answer import qa, rerank
+from app.core.answer.conversation import Conversation
+from app.core.library import Library
+from app.worker import errors
+from app.worker.runtime import EngineRuntime
+
+pytestmark = pytest.mark.slow
+
+QUESTION = "Can either party terminate for convenience?"
+
+
+@pytest.fixture
+def lib(tmp_path):
+    lib = Library(tmp_path / "library.sqlite")
+    yield lib
+    lib.close()
+
+
+@pytest.fixture
+def runtime(monkeypatch):
+    monkeypatch.setattr(qa, "ANSWER_TOKENS", 24)       # mechanics: short answers keep it quick
+    rt = EngineRuntime(threads=2)
+    rt.start()
+    yield rt
+    rt.stop()
+
+
+def test_the_model_chooses_a_page_first_and_the_answer_gets_what_the_target_has_left(runtime, lib, corpus):
+    settings.save(settings.Settings(rerank="on", first_token_budget_s=20))
+    path = corpus / "contracts-en" / "bonterms-psa-v1.2.pdf"
+    refs = [qa.DocRef(1, lib.add(path).id, str(path))]
+    assert runtime.reranks()
+    ranked = qa.ranked_hits(lib, refs, QUESTION)
+    said, conv = [], Conversation()
+    answer = runtime.ask(lib, refs, QUESTION, mode="retrieval", on_reading=said.append, conversation=conv)
+    choice = answer.context["rerank"]
+    assert "skipped" not in choice, choice
+    assert 2 <= choice["candidates"] <= rerank.CANDIDATES and 1 <= choice["chosen"] <= choice["candidates"]
+    assert choice["prompt_tokens"] > 0 and choice["seconds"] > 0
+    # the chosen page is the first passage of the answer's prompt
+    assert conv.passages()[0].page == ranked[choice["chosen"] - 1][1].page
+    # the answer's budget is what the target has left after the choice
+    tps = runtime.memory.prefill_tps(runtime.speed_key())
+    assert answer.context["budget_tokens"] < qa.time_budget_tokens(20, tps, runtime.plan.max_model_len)
+    assert said and said[0].passages >= 1
+
+
+def test_the_embedded_model_does_not_rerank_by_default_and_off_means_off(runtime, lib, corpus):
+    path = corpus / "contracts-en" / "bonterms-psa-v1.2.pdf"
+    refs = [qa.DocRef(1, lib.add(path).id, str(path))]
+    assert settings.load().rerank == "auto" and not runtime.reranks()   # the 135M test model: chance
+    answer = runtime.ask(lib, refs, QUESTION, mode="retrieval")
+    assert "rerank" not in answer.context
+    settings.save(settings.Settings(rerank="off"))
+    assert not runtime.reranks()
+
+
+def test_a_slow_machine_shows_fewer_pages_and_a_too_slow_one_none(runtime, lib, corpus):
+    path = corpus / "contracts-en" / "bonterms-psa-v1.2.pdf"
+    refs = [qa.DocRef(1, lib.add(path).id, str(path))]
+    ranked = qa.ranked_hits(lib, refs, QUESTION)
+    texts = [h.text for _, h in ranked]
+    tps = runtime.memory.prefill_tps(runtime.speed_key())
+    full = rerank.fitting(QUESTION, texts, tps, 10)
+    assert full >= 2
+    # a machine ten and a hundred times slower (a 7B model on a laptop): fewer candidates, then none
+    assert rerank.fitting(QUESTION, texts, tps / 10, 10) <= full
+    assert rerank.fitting(QUESTION, texts, tps / 1000, 10) == 0
+    order, choice = rerank.rerank(runtime.client, QUESTION, ranked, tps / 1000, 10)
+    assert order == ranked and choice.skipped == "not within the time budget"
+    # the choice really read the candidates it reports, on this engine
+    order, choice = rerank.rerank(runtime.client, QUESTION, ranked, tps, 10)
+    assert not choice.skipped and choice.prompt_tokens >= 0.5 * sum(
+        rerank.estimate_tokens(m["content"]) for m in rerank.messages(QUESTION, rerank._cut(texts[:choice.candidates])))
+    assert order[0] == ranked[choice.chosen - 1] and sorted(map(id, order)) == sorted(map(id, ranked))
+
+
+class _FailingEngine:
+    """Fault injection: the engine answers the choice with a server error, then dies."""
+
+    def __init__(self, error):
+        self.error = error
+
+    def chat(self, *args, **kwargs):
+        raise self.error
+
+
+def test_a_failed_choice_keeps_retrievals_order_and_a_dead_engine_is_reported(lib, corpus):
+    path = corpus / "contracts-en" / "bonterms-psa-v1.2.pdf"
+    refs = [qa.DocRef(1, lib.add(path).id, str(path))]
+    ranked = qa.ranked_hits(lib, refs, QUESTION)
+    order, choice = rerank.rerank(_FailingEngine(errors.ServerError("boom")), QUESTION, ranked, 500, 10)
+    assert order == ranked and choice.skipped.startswith("no usable choice")
+    with pytest.raises(errors.WorkerDied):
+        rerank.rerank(_FailingEngine(errors.WorkerDied("gone")), QUESTION, ranked, 500, 10)
