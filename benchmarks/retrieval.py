@@ -207,6 +207,11 @@ def main(argv=None) -> None:
     ap.add_argument("--rerank", action="store_true",
                     help="the real engine's model (the catalogue's default) picks the best of the app's "
                          "pages (app/core/answer/rerank.py): in-document recall@1 before and after, per half")
+    ap.add_argument("--rerank-target", type=float, default=None, metavar="S",
+                    help="with --rerank: the first-token target the choice gets a share of (default: the "
+                         "setting's); a large one shows every candidate, measuring the choice itself")
+    ap.add_argument("--rerank-model", default=None, metavar="ID",
+                    help="with --rerank: the catalogue model that chooses (default: the catalogue's default)")
     args = ap.parse_args(argv)
     _apply_settings(args.settings)
     questions = [json.loads(l) for l in (args.eval or args.corpus.parent / "eval" / "dev.jsonl")
@@ -226,7 +231,7 @@ def main(argv=None) -> None:
         if args.rerank:
             if args.dense:
                 _load_vectors(lib, args.vectors)
-            _rerank_run(questions, lib, ids)
+            _rerank_run(questions, lib, ids, args.rerank_target, args.rerank_model)
             lib.close()
             return
         if args.table:
@@ -338,19 +343,20 @@ def _drop_vectors(lib: Library) -> None:
     lib._con.execute("DELETE FROM chunk_vectors")
 
 
-def _rerank_run(questions, lib: Library, ids) -> None:
+def _rerank_run(questions, lib: Library, ids, target: float | None = None, model: str | None = None) -> None:
     """In-document recall@1 of the app's pages, then of the same pages after the model's
     choice (the real worker, the catalogue's default model, this machine's measured speed and
     the default first-token target), per half and language."""
     from app.core import settings
     from app.core.answer import qa, rerank
     from app.worker.runtime import EngineRuntime
-    rt = EngineRuntime()
+    rt = EngineRuntime(model_id=model)
     rt.start()
     halves = split(questions)
     rows = []
     try:
-        tps, target = rt.memory.prefill_tps(rt.speed_key()), settings.load().first_token_budget(on_gpu=False)
+        tps = rt.memory.prefill_tps(rt.speed_key())
+        target = target or settings.load().first_token_budget(on_gpu=False)
         print(f"model {rt.plan.model_id} ({rt.plan.engine}), prefill {tps:.0f} tok/s, target {target:g} s")
         for q in questions:
             if q["type"] == "unanswerable" or len(q["docs"]) != 1:

@@ -344,22 +344,7 @@ class EngineRuntime:
                 watcher.start()
                 try:
                     self.client.chat(msgs, max_tokens=1, cancel=cut, on_progress=on_progress,
-                                     stall_s=LLAMA_STALL_S if self.plan.engine == "llamacpp" else None,
-                      rerank=self.reranks())
-
-    def reranks(self) -> bool:
-        """Whether the model first picks the best retrieved page (qa.ask's `rerank`): the
-        setting, where `auto` means every model but the embedded test model, which picks no
-        better than chance (benchmarks/retrieval.py --rerank)."""
-        from app.core import settings
-        from app.core.models import catalogue as models
-        choice = settings.load().rerank
-        if choice != "auto":
-            return choice == "on"
-        try:
-            return models.load_catalogue().get(self.plan.model_id).source != "embedded"
-        except Exception:   # a remote endpoint's model is not in the catalogue: a real model
-            return True
+                                     stall_s=LLAMA_STALL_S if self.plan.engine == "llamacpp" else None)
                     break
                 except Exception as exc:  # noqa: BLE001 - pre-empted (or cancelled): try again after
                     if not cut.is_set():

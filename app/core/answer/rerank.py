@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from app.core.answer import prompts
 from app.core.answer.budget import estimate_tokens
 from app.core.failures import FailureKind
+from app.core.textnorm import cjk_count
 
 CANDIDATES = 6          # pages shown at most
-PASSAGE_CHARS = 700     # each candidate's passage, cut (~200 English tokens, ~470 Chinese)
+PASSAGE_TOKENS = 220    # each candidate's passage is cut to about this (estimated: ~770 English characters, ~145 Chinese)
 RERANK_SHARE = 0.35     # of the first-token target the choice may take
 MIN_CANDIDATES = 2
 _ENGINE_GONE = {FailureKind.CANCELLED, FailureKind.WORKER_DIED, FailureKind.UNAVAILABLE,
@@ -104,4 +105,10 @@ def rerank(client, question: str, ranked: list, prefill_tps: float | None, targe
 
 
 def _cut(texts: list[str]) -> list[str]:
-    return [t.strip()[:PASSAGE_CHARS] for t in texts]
+    out = []
+    for text in texts:
+        text = " ".join(text.split())
+        cjk = cjk_count(text[:800])
+        per_char = (cjk * 1.5 + (min(len(text), 800) - cjk) / 3.5) / max(min(len(text), 800), 1)
+        out.append(text[:int(PASSAGE_TOKENS / max(per_char, 1e-3))])
+    return out
