@@ -35,6 +35,23 @@ def test_retrieval_context_gives_both_documents_a_share(lib_with):
     assert qa.estimate_tokens(ctx) <= 3000
 
 
+def test_the_best_passage_comes_first_marked_and_its_mark_is_never_a_quote(lib_with):
+    from app.core.answer.citations import quotable
+    add, lib = lib_with
+    info = add("contracts-en/bonterms-psa-v1.2.pdf")
+    refs = [qa.DocRef(1, info.id, "psa.pdf")]
+    question = "Can either party terminate for convenience?"
+    ranked = qa.ranked_hits(lib, refs, question)
+    passages = qa.pick_passages(lib, ranked, 3000)
+    assert len(passages) >= 2 and passages[0].page == ranked[0][1].page
+    assert [p.best for p in passages] == [True] + [False] * (len(passages) - 1)
+    ctx = qa.retrieval_context(lib, refs, question, 3000)
+    assert ctx.startswith(f"[doc 1, p. {ranked[0][1].page}] (best match)\n") and ctx.count("(best match)") == 1
+    assert not any("best match" in q for q in quotable(ctx))
+    # follow-ups add passages unmarked: the first question's best stays the one marked
+    assert not any(p.best for p in qa.pick_passages(lib, ranked, 3000, at_least_one=False))
+
+
 def test_choose_mode_budgets_by_time():
     # (document tokens, context room, time budget, read already)
     assert qa.choose_mode(3000, 7000, 7000, cached=False) == "whole-document"

@@ -102,7 +102,7 @@ def _near_match(quote_n: str, page_n: str) -> str | None:
     return best if best_ratio >= NEAR_MATCH else None
 
 
-_PAGE_MARK = re.compile(r"^(?:\[doc \d+, p\. \d+\]|=== doc \d+: .*===)$", re.M)
+_PAGE_MARK = re.compile(r"^(?:\[doc \d+, p\. \d+\](?: \(best match\))?|=== doc \d+: .*===)$", re.M)
 _SENTENCE_END = re.compile(r"(?<=[.;:!?])\s+|(?<=[。；！？])")
 
 

@@ -22,15 +22,20 @@ from app.core.answer import prompts
 from app.core.settings import atomic_write
 
 
+BEST_MARK = "(best match)"    # issue 19.3: the best-ranked passage is first and says so
+
+
 @dataclass(frozen=True)
 class Passage:
     doc: int                      # the document's number in the prompt
     page: int
     text: str
+    best: bool = False            # retrieval's (or the model's) first choice: marked in the prompt
 
     @property
     def block(self) -> str:
-        return f"[doc {self.doc}, p. {self.page}]\n{self.text.strip()}"
+        mark = f" {BEST_MARK}" if self.best else ""
+        return f"[doc {self.doc}, p. {self.page}]{mark}\n{self.text.strip()}"
 
 
 @dataclass

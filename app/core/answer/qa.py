@@ -108,13 +108,13 @@ def pick_passages(library, ranked, budget: int, conv: Conversation | None = None
         for text in (page, hit.text.strip()):
             cost = estimate_tokens(text) + 12
             if text and used + cost <= budget:
-                out.append(Passage(ref.number, hit.page, text))
+                out.append(Passage(ref.number, hit.page, text, best=at_least_one and not out))
                 used += cost
                 break
         else:
             if at_least_one and not out and not used:
                 cut = hit.text.strip()[: max(200, int(budget * 3))]   # ~3 chars a token, conservative
-                out.append(Passage(ref.number, hit.page, cut))
+                out.append(Passage(ref.number, hit.page, cut, best=True))
                 used += estimate_tokens(cut)
     return out
 
