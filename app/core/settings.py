@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 
 ENGINES = ("auto", "llamacpp", "vllm", "remote")
 THEMES = ("auto", "light", "dark")
-RERANK = ("auto", "on", "off")          # the model picks the best retrieved page first (auto: real models only)
+RERANK = ("off", "on")                  # the model picks the best retrieved page first (off: measured to hurt, see rerank.py)
 FILE_NAME = "settings.toml"
 SERVICE = "Pagewise"                    # the keyring service every secret is stored under
 CPU_FIRST_TOKEN_S, GPU_FIRST_TOKEN_S = 10.0, 3.0   # the budget when first_token_budget_s is unset
@@ -41,7 +41,7 @@ class Settings:
     remember_pdf_passwords: bool = False         # kept in the keyring when on
     remote_url: str = ""                # an OpenAI-compatible endpoint, for engine = "remote"
     remote_model: str = ""
-    rerank: str = "auto"                # auto (models other than the embedded test model) | on | off
+    rerank: str = "off"                 # on: the model picks the best retrieved page before answering
 
     def first_token_budget(self, on_gpu: bool) -> float:
         if self.first_token_budget_s is not None:

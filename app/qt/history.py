@@ -28,6 +28,10 @@ def meta_line(answer) -> str:
     context = getattr(answer, "context", None) or {}
     if context.get("new_context"):
         parts.append("a new context began: the conversation no longer fitted")
+    chose = context.get("rerank") or {}
+    if chose.get("candidates"):
+        kept = "kept the search's first" if chose.get("chosen") == 1 else f"moved p. {chose.get('page')} first"
+        parts.append(f"the model read {chose['candidates']} passages and {kept}")
     line = " · ".join(parts)
     warnings = list(getattr(answer, "warnings", ()) or ())
     return "\n".join([line] + warnings)

@@ -23,9 +23,8 @@ from app.errors import describe
 ENGINE_LABELS = {"auto": "Automatic (the planner chooses)", "llamacpp": "llama.cpp", "vllm": "vLLM",
                  "remote": "Remote endpoint (a team's server)"}
 # issue 19: the model reads retrieval's best pages and picks the one that answers, when that
-# fits the first-token budget; the 135M test model picks no better than chance, hence "auto"
-RERANK_LABELS = {"auto": "Automatic (real models, when the budget allows)", "on": "Always (when the budget allows)",
-                 "off": "Never (retrieval's order)"}
+# fits the first-token budget; off by default: the models measured chose worse than the search
+RERANK_LABELS = {"off": "No (the search's order)", "on": "Yes, when the first-token budget allows"}
 
 
 class SettingsDialog(QDialog):

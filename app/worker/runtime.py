@@ -225,17 +225,10 @@ class EngineRuntime:
 
     def reranks(self) -> bool:
         """Whether the model first picks the best retrieved page (qa.ask's `rerank`): the
-        setting, where `auto` means every model but the embedded test model, which picks no
-        better than chance (benchmarks/retrieval.py --rerank)."""
+        setting, off unless the user turns it on (the models measured, 135M and 1.5B, chose
+        worse than retrieval's order: app/core/answer/rerank.py)."""
         from app.core import settings
-        from app.core.models import catalogue as models
-        choice = settings.load().rerank
-        if choice != "auto":
-            return choice == "on"
-        try:
-            return models.load_catalogue().get(self.plan.model_id).source != "embedded"
-        except Exception:   # a remote endpoint's model is not in the catalogue: a real model
-            return True
+        return settings.load().rerank == "on"
 
     # --- time budget ------------------------------------------------------------------------------
     def speed_key(self) -> str:

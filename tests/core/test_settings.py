@@ -70,7 +70,7 @@ def test_set_value_parses_to_the_field_type():
     assert settings.set_value("context_cap", "16384").context_cap == 16384
     assert settings.set_value("theme", "dark").theme == "dark"
     assert settings.set_value("remember_pdf_passwords", "on").remember_pdf_passwords is True
-    assert settings.set_value("rerank", "off").rerank == "off"
+    assert settings.set_value("rerank", "on").rerank == "on"
     saved = settings.load()
     assert (saved.threads, saved.first_token_budget_s, saved.engine) == (8, 4.0, "llamacpp")
     assert isinstance(saved.first_token_budget_s, float)

@@ -66,14 +66,14 @@ def test_the_settings_dialog_saves_settings_and_the_key_in_the_keyring(qtbot, va
     dialog.remote_model.setText("Qwen/Qwen2.5-14B-Instruct-AWQ")
     dialog.threads.setValue(4)
     dialog.budget.setValue(6.0)
-    dialog.rerank.setCurrentIndex(2)                     # never: retrieval's order
+    dialog.rerank.setCurrentIndex(1)                     # the model picks the best page
     dialog.api_key.setText("sk-dialog-secret-42")
     dialog.show()
     dialog.grab().save(str(SHOTS / "settings.png"))
     assert dialog.save()
     s = settings.load()
     assert (s.engine, s.threads, s.first_token_budget_s, s.remote_model, s.rerank) == \
-        ("remote", 4, 6.0, "Qwen/Qwen2.5-14B-Instruct-AWQ", "off")
+        ("remote", 4, 6.0, "Qwen/Qwen2.5-14B-Instruct-AWQ", "on")
     assert settings.get_secret("remote_api_key") == "sk-dialog-secret-42"
     assert not any(b"sk-dialog-secret-42" in p.read_bytes() for p in pagewise_home.rglob("*") if p.is_file())
 

@@ -286,7 +286,7 @@ def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context
         on_delta: Callable[[str], None] | None = None, cancel: threading.Event | None = None,
         mode: str = "auto", prefill_tps: float | None = None, cached: bool = False,
         conversation: Conversation | None = None, target_s: float | None = None,
-        on_reading: Callable[[Reading], None] | None = None,
+        on_reading: Callable[[Reading | reranking.Choosing], None] | None = None,
         on_progress: Callable[[int, int], None] | None = None, stall_s: float | None = None,
         rerank: bool = False) -> Answer:
     """Answer one question; with `conversation`, as a follow-up in that conversation (its
@@ -321,7 +321,7 @@ def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context
     ranked, choice = None, None
     if rerank and conv.mode == "retrieval" and not conv.turns:
         ranked, choice = reranking.rerank(client, question, ranked_hits(library, refs, question),
-                                          prefill_tps, target_s, cancel)
+                                          prefill_tps, target_s, cancel, on_choosing=on_reading)
         if choice.seconds and target_s:   # the choice took part of the user's wait
             budget = time_budget_tokens(max(target_s - choice.seconds, 0.1), prefill_tps, context_tokens)
     msgs, new, used, ranked = _build(library, refs, question, client, conv, room, budget, ranked)

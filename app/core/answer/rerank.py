@@ -34,10 +34,23 @@ _ENGINE_GONE = {FailureKind.CANCELLED, FailureKind.WORKER_DIED, FailureKind.UNAV
 
 
 @dataclass
+class Choosing:
+    """Said before the choice, as qa.Reading is before the answer (the window and `ask` show it)."""
+    candidates: int
+    seconds: float | None           # expected, from the measured speed
+    mode: str = "retrieval"
+
+    def line(self) -> str:
+        eta = f" ≈ {self.seconds:.0f} s" if self.seconds else ""
+        return f"choosing the best of {self.candidates} passages{eta}"
+
+
+@dataclass
 class Choice:
     """What reranking did, for the answer's `context.rerank`."""
     candidates: int = 0
     chosen: int = 0                 # 1-based rank of the page chosen (1: retrieval's order kept)
+    page: int = 0                   # that page's number
     seconds: float = 0.0
     prompt_tokens: int = 0
     skipped: str = ""               # why it did not run
@@ -45,8 +58,9 @@ class Choice:
     def to_dict(self) -> dict:
         if self.skipped:
             return {"skipped": self.skipped}
-        return {"candidates": self.candidates, "chosen": self.chosen,
+        return {"candidates": self.candidates, "chosen": self.chosen, "page": self.page,
                 "seconds": round(self.seconds, 2), "prompt_tokens": self.prompt_tokens}
+
 
 
 def messages(question: str, passages: list[str]) -> list[dict]:
@@ -68,18 +82,21 @@ def fitting(question: str, texts: list[str], prefill_tps: float | None, target_s
     allowed = prefill_tps * target_s * RERANK_SHARE
     n = min(len(texts), CANDIDATES)
     while n >= MIN_CANDIDATES:
-        cost = sum(estimate_tokens(m["content"]) for m in messages(question, _cut(texts[:n]))) + 16
-        if cost <= allowed:
+        if _cost(question, texts[:n]) <= allowed:
             return n
         n -= 1
     return 0
 
 
+def _cost(question: str, texts: list[str]) -> int:
+    return sum(estimate_tokens(m["content"]) for m in messages(question, _cut(texts))) + 16
+
+
 def rerank(client, question: str, ranked: list, prefill_tps: float | None, target_s: float | None,
-           cancel=None) -> tuple[list, Choice]:
+           cancel=None, on_choosing=None) -> tuple[list, Choice]:
     """`ranked` ((ref, hit) pairs, best first) with the model's choice first, and what was done.
-    A failed or unreadable reply keeps retrieval's order (reranking is an improvement, never a
-    reason for the question to fail)."""
+    `on_choosing(Choosing)` before the model reads. A failed or unreadable reply keeps
+    retrieval's order (reranking is an improvement, never a reason for the question to fail)."""
     if len({ref.doc_id for ref, _ in ranked}) > 1:
         return ranked, Choice(skipped="several documents: each keeps its best pages")
     texts = [hit.text for _, hit in ranked]
@@ -88,6 +105,8 @@ def rerank(client, question: str, ranked: list, prefill_tps: float | None, targe
         why = "no measured speed" if not prefill_tps else \
             "fewer than two candidates" if len(texts) < MIN_CANDIDATES else "not within the time budget"
         return ranked, Choice(skipped=why)
+    if on_choosing:
+        on_choosing(Choosing(n, round(_cost(question, texts[:n]) / prefill_tps, 1)))
     start = time.perf_counter()
     try:
         result = client.chat(messages(question, _cut(texts[:n])), json_schema=schema(n), max_tokens=16,
@@ -100,7 +119,8 @@ def rerank(client, question: str, ranked: list, prefill_tps: float | None, targe
     if not 1 <= best <= n:
         return ranked, Choice(skipped="no usable choice (out of range)")
     order = [ranked[best - 1]] + ranked[:best - 1] + ranked[best:]
-    return order, Choice(candidates=n, chosen=best, seconds=time.perf_counter() - start,
+    return order, Choice(candidates=n, chosen=best, page=ranked[best - 1][1].page,
+                         seconds=time.perf_counter() - start,
                          prompt_tokens=getattr(result, "prompt_tokens", 0) or 0)
 
 
