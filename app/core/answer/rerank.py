@@ -69,7 +69,6 @@ class Choice:
                 "seconds": round(self.seconds, 2), "prompt_tokens": self.prompt_tokens}
 
 
-
 def messages(question: str, passages: list[str]) -> list[dict]:
     numbered = "\n\n".join(f"[{i}] {' '.join(p.split())}" for i, p in enumerate(passages, 1))
     return [{"role": "system", "content": prompts.template("rerank")},
