@@ -113,3 +113,16 @@ def test_quotable_gives_up_on_a_context_too_long_to_list():
     from app.core.answer import citations
     many = " ".join(f"Sentence number {i} is here." for i in range(citations.MAX_QUOTABLE + 5))
     assert citations.quotable(many) == ()
+
+
+def test_a_quote_cut_inside_a_word_is_shown_as_the_pages_whole_words():
+    # seen in CI: a review part quoted "is agreement is the only …" of "This Agreement is the only …"
+    page = ("12. General Terms\n12.1 Entire Agreement. This Agreement is the only agreement between\n"
+            "the parties about its subject and supersedes any prior agreements.")
+    cut = verify(1, "a.pdf", 1, "is agreement is the only agreement between the parties about", {1: page})
+    assert cut.verified and cut.quote == "This Agreement is the only agreement between the parties about"
+    slip = verify(1, "a.pdf", 1, "This agreement is the only agreemnt between the parties about its subject", {1: page})
+    assert slip.verified and "near-verbatim" in slip.note
+    assert slip.quote == "This Agreement is the only agreement between the parties about its subject"
+    whole = verify(1, "a.pdf", 1, "the only agreement between the parties", {1: page})
+    assert whole.quote == "the only agreement between the parties"      # already whole words: as quoted

@@ -98,8 +98,30 @@ def _near_match(quote_n: str, page_n: str) -> str | None:
         window = page_n[start:start + len(quote_n)]
         ratio = difflib.SequenceMatcher(None, window, quote_n, autojunk=False).ratio()
         if ratio > best_ratio:
-            best, best_ratio = window, ratio
+            best, best_ratio = _whole_words(page_n, start, start + len(quote_n)), ratio
     return best if best_ratio >= NEAR_MATCH else None
+
+
+def _whole_words(text: str, start: int, end: int) -> str:
+    """text[start:end] widened to whole words: a window aligned on the quote's characters
+    can start or end inside a word ("is agreement is the only …" for "This Agreement is
+    the only …", seen in CI), which no reader would call the page's wording."""
+    if not cjk_count(text[start:end]):
+        while start > 0 and text[start - 1].isalnum():
+            start -= 1
+        while end < len(text) and text[end].isalnum():
+            end += 1
+    return text[start:end].strip()
+
+
+def _as_printed(window: str, page_text: str) -> str:
+    """The page's own characters (case, quotes, spacing) for a normalised window, when its
+    words can be found in order on the page; else the normalised window."""
+    words = window.split()
+    if not words or cjk_count(window):
+        return window
+    found = re.search(r"\s+".join(re.escape(w) for w in words), page_text, re.I)
+    return " ".join(found.group().split()) if found else window
 
 
 _PAGE_MARK = re.compile(r"^(?:\[doc \d+, p\. \d+\](?: \(best match\))?|=== doc \d+: .*===)$", re.M)
@@ -147,12 +169,15 @@ def locate(quote: str, page: int, pages: dict[int, str]) -> Match | None:
     order = [page, page - 1, page + 1] + [p for p in sorted(pages) if abs(p - page) > 1]
     normed = {p: normalize(pages[p]) for p in order if p in pages}
     for p, text in normed.items():
-        if quote_n in text:
-            return Match(p, quote, True)
+        at = text.find(quote_n)
+        if at >= 0:
+            whole = _whole_words(text, at, at + len(quote_n))
+            # a quote that starts or ends inside a word is shown as the page's whole words
+            return Match(p, quote if whole == quote_n else _as_printed(whole, pages[p]), True)
     for p in [q for q in (page, page - 1, page + 1) if q in normed]:
         window = _near_match(quote_n, normed[p])
         if window:
-            return Match(p, window, False)
+            return Match(p, _as_printed(window, pages[p]), False)
     cell = tables.split_cell_quote(quote)
     if cell is not None:
         # "row | column = value" is the index's form of a cell, not the page's running text:
