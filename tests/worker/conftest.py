@@ -144,3 +144,29 @@ def hf_smollm2(vllm_py) -> Path:
 def vllm_kernels(vllm_py) -> dict:
     """{"library": "_C_AVX2" | "_C_AVX512" | "_C", "awq": bool} for this CPU, from vLLM itself."""
     return vllm_cpu_kernels(vllm_py)
+
+
+# --- a library and a started llama.cpp runtime (the embedded model), for the real-worker tests
+@pytest.fixture
+def lib(tmp_path):
+    from app.core.library import Library
+    lib = Library(tmp_path / "library.sqlite")
+    yield lib
+    lib.close()
+
+
+@pytest.fixture
+def runtime(monkeypatch):
+    from app.core.answer import qa
+    from app.worker.runtime import EngineRuntime
+    monkeypatch.setattr(qa, "ANSWER_TOKENS", 24)       # mechanics: short answers keep it quick
+    rt = EngineRuntime(threads=2)
+    rt.start()
+    yield rt
+    rt.stop()
+
+
+def refs_for(lib, path) -> list:
+    """One document, added to the library, as a question's reference."""
+    from app.core.answer import qa
+    return [qa.DocRef(1, lib.add(path).id, str(path))]

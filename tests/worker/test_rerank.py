@@ -9,9 +9,8 @@ import pytest
 from app.core import settings
 from app.core.answer import qa, rerank
 from app.core.answer.conversation import Conversation
-from app.core.library import Library
 from app.worker import errors
-from app.worker.runtime import EngineRuntime
+from tests.worker.conftest import refs_for
 
 pytestmark = pytest.mark.slow
 
@@ -19,28 +18,11 @@ QUESTION = "Can either party terminate for convenience?"
 TARGET = 120.0
 
 
-@pytest.fixture
-def lib(tmp_path):
-    lib = Library(tmp_path / "library.sqlite")
-    yield lib
-    lib.close()
-
-
-@pytest.fixture
-def runtime(monkeypatch):
-    monkeypatch.setattr(qa, "ANSWER_TOKENS", 24)       # mechanics: short answers keep it quick
-    rt = EngineRuntime(threads=2)
-    rt.start()
-    yield rt
-    rt.stop()
-
-
 def test_the_model_chooses_a_page_first_and_the_answer_gets_what_the_target_has_left(runtime, lib, corpus):
     # a target generous enough for two candidates on a slow machine too (the budget's
     # arithmetic is the next tests' business)
     settings.save(settings.Settings(rerank="on", first_token_budget_s=TARGET))
-    path = corpus / "contracts-en" / "bonterms-psa-v1.2.pdf"
-    refs = [qa.DocRef(1, lib.add(path).id, str(path))]
+    refs = refs_for(lib, corpus / "contracts-en" / "bonterms-psa-v1.2.pdf")
     assert runtime.reranks()
     ranked = qa.ranked_hits(lib, refs, QUESTION)
     said, conv = [], Conversation()
@@ -63,8 +45,7 @@ def test_the_model_chooses_a_page_first_and_the_answer_gets_what_the_target_has_
 
 
 def test_no_reranking_by_default_and_off_means_off(runtime, lib, corpus):
-    path = corpus / "contracts-en" / "bonterms-psa-v1.2.pdf"
-    refs = [qa.DocRef(1, lib.add(path).id, str(path))]
+    refs = refs_for(lib, corpus / "contracts-en" / "bonterms-psa-v1.2.pdf")
     assert settings.load().rerank == "off" and not runtime.reranks()   # measured to hurt: opt-in
     answer = runtime.ask(lib, refs, QUESTION, mode="retrieval")
     assert "rerank" not in answer.context
@@ -73,8 +54,7 @@ def test_no_reranking_by_default_and_off_means_off(runtime, lib, corpus):
 
 
 def test_a_slow_machine_shows_fewer_pages_and_a_too_slow_one_none(runtime, lib, corpus):
-    path = corpus / "contracts-en" / "bonterms-psa-v1.2.pdf"
-    refs = [qa.DocRef(1, lib.add(path).id, str(path))]
+    refs = refs_for(lib, corpus / "contracts-en" / "bonterms-psa-v1.2.pdf")
     ranked = qa.ranked_hits(lib, refs, QUESTION)
     texts = [h.text for _, h in ranked]
     tps = runtime.memory.prefill_tps(runtime.speed_key())
@@ -103,8 +83,7 @@ class _FailingEngine:
 
 
 def test_a_failed_choice_keeps_retrievals_order_and_a_dead_engine_is_reported(lib, corpus):
-    path = corpus / "contracts-en" / "bonterms-psa-v1.2.pdf"
-    refs = [qa.DocRef(1, lib.add(path).id, str(path))]
+    refs = refs_for(lib, corpus / "contracts-en" / "bonterms-psa-v1.2.pdf")
     ranked = qa.ranked_hits(lib, refs, QUESTION)
     order, choice = rerank.rerank(_FailingEngine(errors.ServerError("boom")), QUESTION, ranked, 500, 10)
     assert order == ranked and choice.skipped.startswith("no usable choice")

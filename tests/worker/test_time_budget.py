@@ -16,28 +16,9 @@ from app.core.answer.conversation import Conversation
 from app.core.failures import BadInput
 from app.core.library import Library
 from app.worker.runtime import EngineRuntime
+from tests.worker.conftest import refs_for
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def lib(tmp_path):
-    lib = Library(tmp_path / "library.sqlite")
-    yield lib
-    lib.close()
-
-
-@pytest.fixture
-def runtime(monkeypatch):
-    monkeypatch.setattr(qa, "ANSWER_TOKENS", 24)       # mechanics: short answers keep it quick
-    rt = EngineRuntime(threads=2)
-    rt.start()
-    yield rt
-    rt.stop()
-
-
-def refs_for(lib, path) -> list[qa.DocRef]:
-    return [qa.DocRef(1, lib.add(path).id, str(path))]
 
 
 def test_speed_is_measured_at_start_and_the_prompt_fits_the_time_budget(runtime, lib, corpus):
