@@ -14,7 +14,6 @@ import pytest
 from app.core.answer import qa
 from app.core.answer.conversation import Conversation
 from app.core.failures import BadInput
-from app.core.library import Library
 from app.worker.runtime import EngineRuntime
 from tests.worker.conftest import refs_for
 
