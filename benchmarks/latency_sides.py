@@ -16,17 +16,15 @@ _CHAT = re.compile(r"chat: prompt=(?P<prompt>\d+) cached=(?P<cached>\d+) \(disk 
 
 
 class _Recorder:
-    """Wraps the runtime's client to keep the exact messages the app sent."""
+    """Wraps the engine's chat to keep the exact messages the app sent."""
 
-    def __init__(self, client):
-        self.client, self.sent = client, []
+    def __init__(self, engine):
+        self.chat_of, self.sent = engine.chat, []
+        engine.chat = self.chat
 
     def chat(self, messages, **kwargs):
         self.sent.append(messages)
-        return self.client.chat(messages, **kwargs)
-
-    def __getattr__(self, name):
-        return getattr(self.client, name)
+        return self.chat_of(messages, **kwargs)
 
 
 class Ours:
@@ -42,7 +40,7 @@ class Ours:
         self.rt, began = EngineRuntime(), common.now()
         self.rt.start()
         self.start_s.append(common.now() - began)
-        self.rt.client = _Recorder(self.rt.client)
+        self.recorder = _Recorder(self.rt.engine)
 
     def restart(self) -> None:
         self.stop()
@@ -55,7 +53,7 @@ class Ours:
 
     def stop(self) -> None:
         if self.rt is not None:
-            self.sent += self.rt.client.sent
+            self.sent += self.recorder.sent
             self.rt.stop()
             self.rt = None
 

@@ -83,7 +83,7 @@ def ask_all(lib, ids, questions, mode: str, prefill_tps: float, repeat_penalty: 
     rt = EngineRuntime()
     rt.start()
     if repeat_penalty is not None:              # experiment: another penalty than the catalogue's
-        rt.client.repeat_penalty = repeat_penalty
+        rt.engine.use_repeat_penalty(repeat_penalty)
     rows = []
     try:
         for n, q in enumerate(questions, 1):

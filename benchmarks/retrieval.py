@@ -364,7 +364,7 @@ def _rerank_run(questions, lib: Library, ids, target: float | None = None, model
             ref = qa.DocRef(1, ids[q["docs"][0]], q["docs"][0])
             ranked = qa.ranked_hits(lib, [ref], q["question"])
             gold = {g["page"] for g in q["gold"]}
-            after, choice = rerank.rerank(rt.client, q["question"], ranked, tps, target)
+            after, choice = rerank.rerank(rt.engine, q["question"], ranked, tps, target)
             rows.append((q, ranked[0][1].page in gold, after[0][1].page in gold, choice,
                          any(h.page in gold for _, h in ranked[:choice.candidates or 1])))
             print(f"  {halves[q['id']]:5s} {q['id']} {q['lang']} before {'hit ' if rows[-1][1] else 'miss'} "

@@ -36,7 +36,7 @@ def main(argv=None) -> int:
         refs = [[qa.DocRef(1, lib.add(p).id, p.name)] for p in docs]
         rt = EngineRuntime()
         rt.start()
-        worker = rt.supervisor.pid if rt.supervisor else None
+        worker = rt.engine.pid
         rss = [(0, common.rss_mb(), common.rss_mb(worker) if worker else None)]
         failures, verified, began, conv = [], 0, common.now(), Conversation()
         for n in range(args.questions):
@@ -50,7 +50,7 @@ def main(argv=None) -> int:
             except Exception as exc:  # noqa: BLE001 - counted and shown
                 failures.append(f"q{n} {ref[0].label}: {type(exc).__name__}: {exc}")
             if (n + 1) % 50 == 0 or n + 1 == args.questions:
-                worker = (rt.supervisor.pid if rt.supervisor else None) or worker
+                worker = rt.engine.pid or worker
                 rss.append((n + 1, common.rss_mb(), common.rss_mb(worker) if worker else None))
                 print(f"{n + 1} questions, {len(failures)} failures, {common.now() - began:.0f} s", flush=True)
         rt.stop()

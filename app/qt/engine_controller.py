@@ -137,7 +137,7 @@ class EngineController(QObject):
         self.sig_failed.emit(exc)
 
     def ready(self) -> bool:
-        return self.plan is not None and getattr(self.runtime, "client", None) is not None
+        return self.plan is not None and self.runtime is not None and self.runtime.running
 
     def context_tokens(self) -> int:
         return int(getattr(self.plan, "max_model_len", 0) or 0)

@@ -53,11 +53,11 @@ def model_name(model_id: str) -> str:
 def engine_words(plan) -> str:
     """'Answers come from SmolLM2 135M Instruct (Q4_1, embedded), run by llama.cpp on this
     computer's processor (CPU), reading up to 8K tokens at once.'"""
-    from app.core.plan.types import ENGINE_NAMES
-    engine = ENGINE_NAMES.get(plan.engine, plan.engine)
-    if plan.engine == "remote":
+    from app.core.plan.types import EngineName
+    engine = plan.engine.label
+    if plan.engine is EngineName.REMOTE:
         where = f"on the server at {plan.base_url}"
-    elif plan.engine == "vllm" or plan.n_gpu_layers:
+    elif plan.engine is EngineName.VLLM or plan.n_gpu_layers:
         where = f"on the graphics card ({plan.hardware or 'GPU'})"
     else:
         where = "on this computer's processor (CPU)"

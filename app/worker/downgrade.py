@@ -1,6 +1,9 @@
 """The downgrade switch: start a plan; on a classified failure move one rung down and retry,
 saying each step ("… 0.92 / 56K failed: KV cache holds 40K → retry … 0.92 / 40K"); the ladder
 ends with llama.cpp on the CPU, and only when that fails too does start() raise.
+
+It walks the ladder and nothing else: what it started goes back to its caller (the Engine, the
+only owner of the running engine), which stops the old engine before asking for a lower rung.
 """
 from __future__ import annotations
 
@@ -14,13 +17,12 @@ from app.core.plan.hardware import Hardware
 from app.core.plan.history import PlanHistory, free_for
 from app.core.plan.ladder import Failure, failure_kind, next_rung, short
 from app.core.plan.memory import CUDA_CONTEXT, cuda_graph_bytes
-from app.core.plan.planner import explain
-from app.core.plan.types import Plan
+from app.core.plan.types import EngineName, Plan
 from app.worker import errors
+from app.worker.ports import PORT_RACES
 
 log = logging.getLogger(__name__)
 MAX_TRIES_PER_MODEL = 3        # then the next model: each failed vLLM start costs a minute or more
-MAX_PORT_RACES = 5             # ports taken between picking and binding, then give up (never a downgrade)
 _OOM_WORDS = ("out of memory", "outofmemory", "cuda error", "enginedead", "enginecore")
 
 
@@ -45,8 +47,6 @@ class DowngradeSwitch:
         self.history = PlanHistory() if history is None else (history or None)
         self.available = catalogue_models.is_available if available is None else available
         self.probe = probe              # re-reads free VRAM after a runtime failure
-        self.plan: Plan | None = None
-        self.supervisor = None
         self.steps: list[str] = []
         self._downgraded = False        # the last walk needed more than its first rung
 
@@ -60,7 +60,7 @@ class DowngradeSwitch:
                 log.warning("on_step callback failed: %s", exc)
 
     def start(self, plan: Plan) -> tuple[Plan, object]:
-        """Start `plan` or the first rung below it that starts; returns (plan, supervisor)."""
+        """Start `plan` or the first rung below it that starts; returns (plan, what start_fn returned)."""
         planned = plan.model_id
         decision = None
         if self.history is not None:
@@ -94,7 +94,7 @@ class DowngradeSwitch:
                 failures.append((plan, exc))
                 tries[(plan.engine, plan.model_id)] -= 1
                 races += 1
-                if races > MAX_PORT_RACES:
+                if races > PORT_RACES:
                     raise NoEngineStarted(f"no free port stayed free for the engine: {exc}", failures) from None
                 self._say(f"{short(plan)}: port taken by another program → retry on a new port")
                 continue
@@ -106,7 +106,6 @@ class DowngradeSwitch:
                 self._say(nxt.reasons[-1] if nxt else f"{short(plan)} failed: {exc}; nothing left to try")
                 plan = nxt
                 continue
-            self.plan, self.supervisor = plan, supervisor
             # a port race teaches nothing about the plan: only real failures are remembered
             real = [e for _, e in failures if not isinstance(e, errors.PortInUse)]
             self._downgraded = bool(real)
@@ -129,29 +128,25 @@ class DowngradeSwitch:
             log.warning("could not remember the plan: %s", exc)
 
     # --- while running --------------------------------------------------------------------------
-    def on_runtime_failure(self, error) -> tuple[Plan, object]:
-        """The running worker failed (requests out of memory, or it died): stop it, re-read free
-        VRAM, and start one rung down instead of giving up."""
-        if self.plan is None:
-            raise RuntimeError("on_runtime_failure before start()")
-        old = self.plan
-        self.stop()
+    def on_runtime_failure(self, plan: Plan, error) -> tuple[Plan, object]:
+        """The running engine of `plan` failed (requests out of memory, or it died) and its owner
+        stopped it: re-read free VRAM and start one rung down instead of giving up."""
         if self.probe is not None:
             self.hw = self.probe()
-        failure = self._runtime_failure(old, error)
-        nxt = next_rung(old, failure, self.hw, self.catalogue, available=self.available)
-        self._say(nxt.reasons[-1] if nxt else f"{short(old)} failed while running: {error}; nothing left")
+        failure = self._runtime_failure(plan, error)
+        nxt = next_rung(plan, failure, self.hw, self.catalogue, available=self.available)
+        self._say(nxt.reasons[-1] if nxt else f"{short(plan)} failed while running: {error}; nothing left")
         if nxt is None:
             raise NoEngineStarted(f"the engine failed while running and nothing smaller is left: {error}",
-                                  [(old, error)])
-        return self._walk(nxt, old.model_id)
+                                  [(plan, error)])
+        return self._walk(nxt, plan.model_id)
 
     def _runtime_failure(self, plan: Plan, error):
         """A typed error stays as it is. Otherwise: 'free_memory' when another program now holds
         VRAM this plan's utilisation counted on; 'oom' when the error says out of memory."""
         if failure_kind(error) is not FailureKind.START_FAILED:
             return error
-        if plan.engine == "vllm" and plan.devices:
+        if plan.engine is EngineName.VLLM and plan.devices:
             gpus = [g for g in self.hw.gpus if g.index in plan.devices]
             if gpus:
                 spec = self.catalogue.get(plan.model_id)
@@ -162,14 +157,3 @@ class DowngradeSwitch:
                     return Failure(FailureKind.FREE_MEMORY, free_bytes=free, total_bytes=total)
         text = str(error).lower()
         return Failure(FailureKind.OUT_OF_MEMORY) if any(w in text for w in _OOM_WORDS) else error
-
-    def stop(self) -> None:
-        if self.supervisor is not None:
-            try:
-                self.supervisor.stop()
-            finally:
-                self.supervisor = None
-
-    def describe(self) -> str:
-        return explain(self.plan) if self.plan else "not started"
-

@@ -105,3 +105,11 @@ class BadRequest(WorkerError):
 class ServerError(WorkerError):
     """The endpoint failed (HTTP 5xx) or answered something that is not the OpenAI protocol."""
     kind = FailureKind.SERVER_ERROR
+
+
+def one_line(failure: WorkerError, prefix: str) -> WorkerError:
+    """The same error (same kind) with `prefix` before its message, on one line."""
+    import copy
+    out = copy.copy(failure)
+    out.args = (f"{prefix}: {' '.join(str(failure).split())}",)
+    return out

@@ -4,6 +4,8 @@ from __future__ import annotations
 import secrets
 import socket
 
+PORT_RACES = 5   # fresh ports tried when another program takes the one just picked (never a downgrade)
+
 
 def free_port(host: str = "127.0.0.1") -> int:
     """Ask the OS for a free port. Racy by nature (another process may take it before the

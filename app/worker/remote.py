@@ -34,14 +34,26 @@ def capped(plan, s: settings.Settings | None = None):
     """The plan with the user's context cap (settings context_cap) applied; vLLM keeps its 8K floor."""
     import dataclasses
 
-    from app.core.plan.types import MIN_LLAMA_CONTEXT, MIN_VLLM_CONTEXT
+    from app.core.plan.types import MIN_LLAMA_CONTEXT, MIN_VLLM_CONTEXT, EngineName
     cap = (s or settings.load()).context_cap
     if not cap or plan.max_model_len <= cap:
         return plan
-    cap = max(cap, MIN_VLLM_CONTEXT if plan.engine == "vllm" else MIN_LLAMA_CONTEXT)
+    cap = max(cap, MIN_VLLM_CONTEXT if plan.engine is EngineName.VLLM else MIN_LLAMA_CONTEXT)
     return dataclasses.replace(plan, max_model_len=cap, kv_tokens=min(plan.kv_tokens or cap, cap),
                                reasons=plan.reasons + (f"context capped at {cap // 1024}K by the settings "
                                                        f"(context_cap)",))
+
+
+def plan_for(endpoint: RemoteEndpoint, catalogue):
+    """The plan for a team's server, its context capped by what the server says the model has
+    (vLLM and our worker report max_model_len); the health check's failures are one line."""
+    import dataclasses
+
+    from app.core.plan import planner
+    _client, served_context = connect(endpoint.base_url, endpoint.model)
+    if served_context:
+        endpoint = dataclasses.replace(endpoint, context=min(endpoint.context, served_context))
+    return planner.make_plan(None, catalogue, remote=endpoint)
 
 
 def api_key() -> str:

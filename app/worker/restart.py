@@ -1,21 +1,14 @@
 """Restart a crashed worker, within limits [jupyter_client KernelRestarter].
 
-RestartPolicy decides; ManagedWorker applies it around a Supervisor. A worker that stayed up
+RestartPolicy decides; the Engine (app/worker/engine.py) applies it. A worker that stayed up
 for the stable window earns a fresh budget, so a crash a day never exhausts it, while a
 crash loop at start-up stops after `limit` attempts instead of spinning forever.
 """
 from __future__ import annotations
 
-import threading
-import time
-from pathlib import Path
 from typing import Callable
 
 from app.core.failures import FailureKind
-from app.worker.client import ChatClient
-from app.worker.errors import StartError, WorkerDied
-from app.worker.launch import LaunchSpec
-from app.worker.supervisor import Supervisor, WorkerStatus
 
 K = FailureKind
 # What starting the same plan again may cure, by kind: a crash, a hang, nothing answering, a port
@@ -60,75 +53,3 @@ class RestartPolicy:
     def count(self) -> str:
         """'1 of 3': the restart just granted, against the limit."""
         return f"{self.restarts} of {self.limit}"
-
-
-class ManagedWorker:
-    """A Supervisor that comes back after a crash. `make_spec` is called for every incarnation
-    (a fresh port and key each time); pass a LaunchSpec to reuse one."""
-
-    def __init__(self, make_spec: Callable[[], LaunchSpec] | LaunchSpec, policy: RestartPolicy | None = None,
-                 log_path: Path | None = None,
-                 on_status: Callable[[WorkerStatus, str], None] | None = None):
-        self._make = make_spec if callable(make_spec) else (lambda: make_spec)
-        self.policy = policy or RestartPolicy()
-        self.log_path, self.on_status = log_path, on_status
-        self.supervisor: Supervisor | None = None
-        self._ready = threading.Event()
-        self._stopped = False
-        self._lock = threading.Lock()
-
-    @property
-    def spec(self) -> LaunchSpec | None:
-        return self.supervisor.spec if self.supervisor else None
-
-    @property
-    def status(self) -> WorkerStatus:
-        return self.supervisor.status if self.supervisor else WorkerStatus.STOPPED
-
-    def start(self) -> None:
-        self._stopped = False
-        self._launch()
-
-    def stop(self) -> None:
-        self._stopped = True
-        self._ready.clear()
-        with self._lock:
-            if self.supervisor:
-                self.supervisor.stop()
-
-    def wait_ready(self, timeout_s: float | None = None) -> bool:
-        return self._ready.wait(timeout_s)
-
-    def client(self, timeout_s: float = 600) -> ChatClient:
-        """A client for the current incarnation; raises WorkerDied while none is ready."""
-        if not self._ready.is_set() or self.supervisor is None:
-            raise WorkerDied(f"the engine is {self.status.value}")
-        spec = self.supervisor.spec
-        return ChatClient(spec.base_url, spec.api_key, spec.model_name, timeout_s)
-
-    # --- internals ----------------------------------------------------------------------------
-    def _launch(self) -> None:
-        with self._lock:
-            self.supervisor = Supervisor(self._make(), self.log_path, self._on_status)
-            sup = self.supervisor
-        sup.start()                       # raises a typed StartError; the caller decides
-        self._ready.set()
-
-    def _on_status(self, status: WorkerStatus, detail: str) -> None:
-        if self.on_status:
-            self.on_status(status, detail)
-        if status == WorkerStatus.DEAD and not self._stopped:
-            self._ready.clear()
-            sup = self.supervisor
-            up_for = time.monotonic() - (sup.started_at or time.monotonic()) if sup else 0.0
-            threading.Thread(target=self._recover, args=(up_for, detail), name="worker-restart",
-                             daemon=True).start()
-
-    def _recover(self, up_for_s: float, reason: str) -> None:
-        kind = FailureKind.WORKER_DIED
-        while not self._stopped and self.policy.should_restart(up_for_s, reason, kind):
-            try:
-                self._launch()
-                return
-            except StartError as exc:     # failed to come back: counts as another death at once
-                up_for_s, reason, kind = 0.0, str(exc), exc.kind

@@ -1,18 +1,23 @@
-"""The engine as the app uses it: probe → plan → start (with the downgrade switch) → ask → stop."""
+"""The engine as the app uses it: questions, readings and reviews scheduled over one Engine.
+
+The Engine (app/worker/engine.py) owns what runs — plan, child process, client — and restarts it;
+this runtime plans a start, measures the engine's speed, budgets each question by time, lets a
+question pre-empt a background reading, and hands each attempt to the recovery loop.
+"""
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 import threading
 import time
 from typing import Callable
 
-from app.core import paths
 from app.core.answer import prompts, qa
 from app.core.answer.conversation import Conversation
 from app.core.answer.reading_memory import ReadingMemory
-from app.worker.client import STALL_S
+from app.worker import recovery
+from app.worker.engine import Engine, Launcher
+from app.worker.engines.base import EngineAdapter, LaunchOptions
 from app.worker.errors import WorkerUnavailable
 
 log = logging.getLogger(__name__)
@@ -20,7 +25,7 @@ log = logging.getLogger(__name__)
 StatusCallback = Callable[[str, str], None]
 CALIBRATION_TOKENS = 384    # a prompt's worth of filler read once per model and machine setting
 CALIBRATION_WAIT_S = 90.0   # then the first question is budgeted by the context only (and measured)
-LLAMA_STALL_S = 60.0         # our worker reports every ~second of reading: this long silent = hung
+LLAMA_STALL_S = EngineAdapter.FIXED_STALL_S   # our worker reports every ~second of reading: this long silent = hung
 CALIBRATION_TEXT = ("The parties agree that the terms of this agreement apply to every order placed "
                     "under it, unless an order states otherwise in writing.")
 
@@ -30,32 +35,31 @@ def planner_line(plan) -> str:
     return planner.explain(plan)
 
 
-class _StallAware:
-    """The client, with the stall deadline qa's reading estimate set for this question."""
+class QuestionLine:
+    """The engine as one question's chat backend: once qa says how long the prompt should take
+    to read, the stall deadline follows it (the adapter's rule: our worker speaks while it
+    reads; other engines are silent until the first token)."""
 
-    def __init__(self, client, stall: dict):
-        self._client, self._stall = client, stall
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self.reading_s: float | None = None
 
     def chat(self, *args, **kwargs):
-        if "s" in self._stall:
-            kwargs["stall_s"] = self._stall["s"]
-        return self._client.chat(*args, **kwargs)
+        if self.reading_s is not None:
+            kwargs["stall_s"] = self.engine.adapter.stall_s(self.reading_s)
+        return self.engine.chat(*args, **kwargs)
 
-    def __getattr__(self, name):
-        return getattr(self._client, name)
+    def count_tokens(self, messages: list[dict]) -> int:
+        return self.engine.count_tokens(messages)
 
 
 class EngineRuntime:
     def __init__(self, model_id: str | None = None, on_status: StatusCallback | None = None,
-                 threads: int | None = None):
+                 threads: int | None = None, launcher: Launcher | None = None):
         self.model_id = model_id
         self.on_status = on_status
-        self.plan = None
-        self.client = None
-        self.supervisor = None
-        self.spec = None
+        self.engine = Engine(on_status=self._status, launcher=launcher)
         self.memory = ReadingMemory()
-        self.switch = None
         self._lock = threading.Lock()
         self.threads = threads
         self._waiting_lock = threading.Lock()
@@ -64,40 +68,49 @@ class EngineRuntime:
         self._questions_done = threading.Event()
         self._questions_done.set()
 
+    @property
+    def plan(self):
+        """The plan that runs (the Engine's; None before start)."""
+        return self.engine.plan
+
+    @property
+    def running(self) -> bool:
+        return self.engine.running
+
     def _status(self, state: str, detail: str) -> None:
-        log.info("engine %s: %s", state, detail)
         if self.on_status:
             self.on_status(state, detail)
 
-    def start(self) -> None:
+    def start(self, plan=None) -> None:
+        """Plan for this machine (or take `plan`) and start it, stepping down the ladder when a
+        start fails; then measure this model's speed here once."""
         from app.core.models import catalogue as models
         from app.core.plan import hardware, planner
         from app.core.plan.history import PlanHistory
         from app.worker import remote
         from app.worker.downgrade import DowngradeSwitch
 
-        endpoint = remote.endpoint_from_settings()
+        endpoint = remote.endpoint_from_settings() if plan is None else None
         if endpoint is not None:     # a team's server (settings engine = remote): nothing to start here
-            self.client, served_context = remote.connect(endpoint.base_url, endpoint.model)
-            if served_context:
-                endpoint = dataclasses.replace(endpoint, context=min(endpoint.context, served_context))
-            self.plan = planner.make_plan(None, models.load_catalogue(), remote=endpoint)
-            self.supervisor = self.switch = None
-            self._status("ready", planner.explain(self.plan))
+            plan = remote.plan_for(endpoint, models.load_catalogue())
+            self.engine.start(plan)
+            self.engine.status("ready", planner.explain(plan))
             return
-        hw = hardware.probe()
-        cat = models.load_catalogue()
-        history = PlanHistory()
-        chosen = planner.make_plan(hw, cat, prefer_model=self.model_id, available=models.is_available,
-                                   history=history)
-        chosen = remote.capped(chosen)      # the user's context cap (settings context_cap)
-        self._status("planning", planner.explain(chosen))
-        self.switch = DowngradeSwitch(hw, cat, start_fn=self._launch, history=history,
-                                      probe=hardware.probe, available=models.is_available,
-                                      on_step=lambda text: self._status("downgrade", text))
-        with self._measuring(chosen):
-            self.plan, self.supervisor = self.switch.start(chosen)
-            self._status("ready", planner.explain(self.plan))
+        switch = None
+        if plan is None:
+            hw = hardware.probe()
+            cat = models.load_catalogue()
+            history = PlanHistory()
+            plan = planner.make_plan(hw, cat, prefer_model=self.model_id, available=models.is_available,
+                                     history=history)
+            plan = remote.capped(plan)      # the user's context cap (settings context_cap)
+            switch = DowngradeSwitch(hw, cat, start_fn=self.engine.launch, history=history,
+                                     probe=hardware.probe, available=models.is_available,
+                                     on_step=lambda text: self.engine.status("downgrade", text))
+        self.engine.status("planning", planner.explain(plan))
+        with self._measuring(plan):
+            running = self.engine.start(plan, switch, options_for=self._launch_options)
+            self.engine.status("ready", planner.explain(running))
             self.calibrate()
 
     def _measuring(self, plan):
@@ -107,35 +120,12 @@ class EngineRuntime:
         from app.core.search import dense
         return contextlib.nullcontext() if self.memory.prefill_tps(self._speed_key_for(plan)) else dense.paused()
 
-    def _launch(self, plan):
-        from app.core.models import catalogue as models
-        from app.worker.client import ChatClient
-        from app.worker.engines import llamacpp, vllm
-        from app.worker.supervisor import Supervisor
-
-        if plan.engine == "remote":  # a restart after the team's server failed: connect again
-            from app.worker import remote
-            self.client, _ = remote.connect(plan.base_url, plan.model_id)
-            return None
-        spec_model = models.load_catalogue().get(plan.model_id)
-        path = models.local_path(spec_model)
-        if plan.engine == "vllm":
-            spec = vllm.launch_spec(plan, path, served_name=plan.model_id)
-        else:
-            spec = llamacpp.launch_spec(path, n_ctx=plan.max_model_len, n_gpu_layers=plan.n_gpu_layers,
-                                        model_name=plan.model_id, threads=self._threads(),
-                                        calibrate_tokens=0 if self.memory.prefill_tps(self._speed_key_for(plan))
-                                        else CALIBRATION_TOKENS)
-        self._status("launching", f"{plan.engine} with {plan.model_id}")
-        sup = Supervisor(spec, log_path=paths.log_dir() / f"worker-{plan.engine}.log",
-                         on_status=lambda st, detail: self._status(st.name.lower(), detail))
-        sup.start()
-        self.spec = spec
-        # vLLM's repetition_penalty also counts the prompt's tokens: it would push a model away
-        # from the document's own words, so the catalogue's penalty goes to llama.cpp only
-        penalty = spec_model.repeat_penalty if plan.engine == "llamacpp" else 1.0
-        self.client = ChatClient(spec.base_url, spec.api_key, spec.model_name, repeat_penalty=penalty)
-        return sup
+    def _launch_options(self, plan) -> LaunchOptions:
+        from app.worker.engines import adapter_for
+        known = self.memory.prefill_tps(self._speed_key_for(plan))
+        measures = adapter_for(plan.engine).measures_at_start
+        return LaunchOptions(threads=self._threads(),
+                             calibrate_tokens=CALIBRATION_TOKENS if measures and not known else 0)
 
     def ask(self, library, refs: list[qa.DocRef], question: str, mode: str = "auto",
             on_delta=None, cancel: threading.Event | None = None,
@@ -143,29 +133,27 @@ class EngineRuntime:
         """One question; with `conversation`, a follow-up in it (append-only context).
         `on_reading(qa.Reading)` before the engine reads, `on_progress(read, total)` while it
         does. A background reading in progress is pre-empted and resumes afterwards."""
-        if self.client is None:
-            raise WorkerUnavailable("the engine is not running")
+        self._require()
         doc_ids = [r.doc_id for r in refs]
         extra = {"conversation": conversation, "on_reading": on_reading, "on_progress": on_progress}
         with self._question_first():   # one question at a time per engine: the worker serialises anyway
-            from app.worker.recovery import Recovery
             # a dead or hung engine is restarted (same plan, fresh port) and the question asked
             # once more; a failed request is reported as it is and restarts nothing
-            answer = Recovery.of(self).ask(
-                lambda cut: self._ask_once(library, refs, question, mode, on_delta, cut, **extra), cancel)
-        model = self.plan.model_id
+            answer = recovery.ask(self.engine, lambda cut: self._ask_once(library, refs, question, mode, on_delta,
+                                                                          cut, **extra), cancel)
         usage = answer.usage
         self.memory.record_prefill(self.speed_key(), usage.get("prompt_tokens", 0) - usage.get("cached_tokens", 0),
                                    answer.timing.get("ttft_s", 0))
         if answer.mode == "whole-document":
-            self.memory.mark_read(model, doc_ids)
+            self.memory.mark_read(self.plan.model_id, doc_ids)
         answer.engine = self.engine_info()
         return answer
 
     def engine_info(self) -> dict:
         """What answered, as an answer carries it (`engine` in --json, the window's meta line)."""
-        return {"name": self.plan.engine, "model": self.plan.model_id, "context": self.plan.max_model_len,
-                "summary": planner_line(self.plan)}
+        plan = self.plan
+        return {"name": plan.engine.value, "model": plan.model_id, "context": plan.max_model_len,
+                "summary": planner_line(plan)}
 
     def review(self, library, refs: list[qa.DocRef], template: str, on_part=None,
                cancel: threading.Event | None = None, **options):
@@ -174,10 +162,9 @@ class EngineRuntime:
         this machine's measured speed. Pre-empts a background reading as a question does.
         `options`: review.review's group_pages / force_parts."""
         from app.core.answer import review
-        if self.client is None:
-            raise WorkerUnavailable("the engine is not running")
+        self._require()
         with self._question_first():
-            return review.review(library, refs, template, self.client, self.plan.max_model_len,
+            return review.review(library, refs, template, self.engine, self.plan.max_model_len,
                                  on_part=on_part, cancel=cancel,
                                  prefill_tps=self.memory.prefill_tps(self.speed_key()),
                                  target_s=self.target_s(), **options)
@@ -189,7 +176,7 @@ class EngineRuntime:
         the first question after a restart arrives (~40 ms of a 0.4 s answer start on 2
         cores for a 5K-token contract). Returns whether a restore was asked for; skipped
         while a question runs (that one restores for itself)."""
-        if self.client is None or self.plan is None or self.plan.engine != "llamacpp":
+        if not self.engine.running or not self.engine.adapter.restores_kv:
             return False
         if not self.memory.was_read(self.plan.model_id, [r.doc_id for r in refs]):
             return False
@@ -197,7 +184,7 @@ class EngineRuntime:
             return False
         try:
             msgs = prompts.messages(qa.whole_context(library, refs), "", whole=True)
-            self.client.count_tokens(msgs)
+            self.engine.count_tokens(msgs)
         finally:
             self._lock.release()
         return True
@@ -205,22 +192,17 @@ class EngineRuntime:
     def _ask_once(self, library, refs, question, mode, on_delta, cancel, conversation=None,
                   on_reading=None, on_progress=None) -> qa.Answer:
         model, doc_ids = self.plan.model_id, [r.doc_id for r in refs]
-        tps = self.memory.prefill_tps(self.speed_key())
-        stall = {}
+        line = QuestionLine(self.engine)
 
         def reading(r: qa.Reading) -> None:
-            # our worker sends a progress comment every ~second; other engines send nothing
-            # while they read, so their stall deadline is the expected reading time, thrice
-            if self.plan.engine != "llamacpp":
-                stall["s"] = max(STALL_S, 3 * (r.seconds or 0) + 30)
+            line.reading_s = getattr(r, "seconds", None) or 0.0
             if on_reading:
                 on_reading(r)
 
-        return qa.ask(library, refs, question, _StallAware(self.client, stall), self.plan.max_model_len,
-                      on_delta=on_delta, cancel=cancel, mode=mode, prefill_tps=tps,
+        return qa.ask(library, refs, question, line, self.plan.max_model_len,
+                      on_delta=on_delta, cancel=cancel, mode=mode, prefill_tps=self.memory.prefill_tps(self.speed_key()),
                       cached=self.memory.was_read(model, doc_ids), conversation=conversation,
                       target_s=self.target_s(), on_reading=reading, on_progress=on_progress,
-                      stall_s=LLAMA_STALL_S if self.plan.engine == "llamacpp" else None,
                       rerank=self.reranks())
 
     def reranks(self) -> bool:
@@ -236,9 +218,8 @@ class EngineRuntime:
         return self._speed_key_for(self.plan)
 
     def _speed_key_for(self, plan) -> str:
-        if plan.engine == "llamacpp":
-            return f"{plan.model_id}@llamacpp/t{self._threads() or 'auto'}/gpu{plan.n_gpu_layers}"
-        return f"{plan.model_id}@{plan.engine}"
+        from app.worker.engines import adapter_for
+        return adapter_for(plan.engine).speed_key(plan, self._threads())
 
     def _threads(self) -> int | None:
         """Threads for llama.cpp: the caller's, else the setting (0 = the worker's own choice)."""
@@ -250,40 +231,43 @@ class EngineRuntime:
     def target_s(self) -> float:
         """The first-token target: the CPU's or the GPU's setting."""
         from app.core import settings
-        on_gpu = self.plan.engine != "llamacpp" or bool(self.plan.n_gpu_layers)
-        return settings.load().first_token_budget(on_gpu)
+        return settings.load().first_token_budget(self.engine.adapter.on_gpu(self.plan))
 
     def calibrate(self) -> float | None:
         """This model's prefill speed here, measured once, so even the first question is
         budgeted by time (later answers refine it). Our worker measured it at start, before
         restoring any document (--calibrate-tokens); other engines get a ~400-token prompt."""
         key = self.speed_key()
-        if self.client is None or self.memory.prefill_tps(key):
+        if not self.engine.running or self.memory.prefill_tps(key):
             return self.memory.prefill_tps(key)
-        if self.plan.engine == "llamacpp":      # the worker measures right after it starts listening
-            deadline, measured = time.monotonic() + CALIBRATION_WAIT_S, 0
-            while not measured and time.monotonic() < deadline and self.client is not None:
-                measured = self.metrics().get("pagewise_prefill_calibrated_tokens_per_second", 0)
-                if not measured:
-                    time.sleep(0.1)
+        measured = self._measured_at_start() if self.engine.adapter.measures_at_start else self._measure_now()
+        if measured:
+            self.memory.set_prefill(key, measured)
+            self.engine.status("ready", f"{planner_line(self.plan)}; reads {measured:,.0f} prompt tokens/s")
+        return self.memory.prefill_tps(key)
+
+    def _measured_at_start(self) -> float | None:
+        """Our worker measures right after it starts listening and says so in /metrics."""
+        deadline = time.monotonic() + CALIBRATION_WAIT_S
+        while time.monotonic() < deadline and self.engine.running:
+            measured = self.engine.metrics().get("pagewise_prefill_calibrated_tokens_per_second", 0)
             if measured:
-                self.memory.set_prefill(key, measured)
-                self._status("ready", f"{planner_line(self.plan)}; reads {measured:,.0f} prompt tokens/s")
                 return measured
-            log.warning("prefill speed not measured within %.0f s; the first answer measures it", CALIBRATION_WAIT_S)
-            return None
+            time.sleep(0.1)
+        log.warning("prefill speed not measured within %.0f s; the first answer measures it", CALIBRATION_WAIT_S)
+        return None
+
+    def _measure_now(self) -> float | None:
+        """A ~400-token prompt and one token back: its time to the first token is the speed."""
         filler = " ".join(CALIBRATION_TEXT for _ in range(12))
         msgs = [{"role": "system", "content": prompts.template("system")}, {"role": "user", "content": filler}]
         try:
-            result = self.client.chat(msgs, max_tokens=1)
+            result = self.engine.chat(msgs, max_tokens=1)
         except Exception as exc:  # noqa: BLE001 - only a measurement: the budget falls back to the context
             log.warning("prefill calibration failed: %s", exc)
             return None
         tokens = result.prompt_tokens - result.cached_tokens
-        if tokens > 0 and result.ttft_s > 0:
-            self.memory.set_prefill(key, tokens / result.ttft_s)
-            self._status("ready", f"{planner_line(self.plan)}; reads {tokens / result.ttft_s:,.0f} prompt tokens/s")
-        return self.memory.prefill_tps(key)
+        return tokens / result.ttft_s if tokens > 0 and result.ttft_s > 0 else None
 
     # --- background reading ---------------------------------------------------------------------
     @contextlib.contextmanager
@@ -311,11 +295,10 @@ class EngineRuntime:
         Yields to any question asked meanwhile. Returns tokens, seconds and cached, or raises
         BadInput when the documents do not fit the context (saying how much would)."""
         from app.core.failures import BadInput
-        if self.client is None:
-            raise WorkerUnavailable("the engine is not running")
+        self._require()
         model, doc_ids = self.plan.model_id, [r.doc_id for r in refs]
         msgs = prompts.messages(qa.whole_context(library, refs), "", whole=True)
-        tokens = self.client.count_tokens(msgs)
+        tokens = self.engine.count_tokens(msgs)
         room = qa.prompt_room(self.plan.max_model_len)
         if tokens > room:
             raise BadInput(f"the document is {tokens:,} tokens and the context holds {room:,} for a prompt: "
@@ -336,8 +319,8 @@ class EngineRuntime:
                 watcher = threading.Thread(target=self._cut_when, args=(cut, cancel), daemon=True)
                 watcher.start()
                 try:
-                    self.client.chat(msgs, max_tokens=1, cancel=cut, on_progress=on_progress,
-                                     stall_s=LLAMA_STALL_S if self.plan.engine == "llamacpp" else None)
+                    self.engine.chat(msgs, max_tokens=1, cancel=cut, on_progress=on_progress,
+                                     stall_s=self.engine.adapter.reading_stall_s())
                     break
                 except Exception as exc:  # noqa: BLE001 - pre-empted (or cancelled): try again after
                     if not cut.is_set():
@@ -356,17 +339,11 @@ class EngineRuntime:
                 cut.set()
 
     def metrics(self) -> dict:
-        try:
-            return self.client.metrics() if self.client else {}
-        except Exception:  # the gauge must never take the app down
-            return {}
+        return self.engine.metrics()
+
+    def _require(self) -> None:
+        if not self.engine.running:
+            raise WorkerUnavailable("the engine is not running")
 
     def stop(self) -> None:
-        from app.worker import recovery
-        recovery.stop(self)              # a restart under way must not outlive the runtime
-        if self.switch is not None:
-            self.switch.stop()
-        if self.supervisor is not None:
-            self.supervisor.stop()
-            self.supervisor = None
-        self.client = None
+        self.engine.stop()

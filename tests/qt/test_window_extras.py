@@ -50,7 +50,8 @@ def test_engine_start_failure_shows_one_line_and_the_log_tail(qtbot, window):
     from app.worker.errors import OutOfMemory
 
     class FailingStart:          # fault injection: the engine process dies while loading
-        plan = client = None
+        plan = None
+        running = False
 
         def __init__(self, on_status):
             self.on_status = on_status

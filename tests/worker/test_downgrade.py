@@ -334,7 +334,8 @@ def test_runtime_oom_after_another_program_took_vram_steps_down(cat, tmp_path, r
         _chat(sup)
     assert info.value.code == 500
     rig.gpu = "23.99:21.0:8.9"                      # the other program keeps its 2.7 GiB
-    new_plan, new_sup = sw.on_runtime_failure(errors.ServerError("HTTP 500: EngineCore encountered an issue"))
+    sup.stop()                                      # its owner (the Engine) stops it first
+    new_plan, new_sup = sw.on_runtime_failure(plan, errors.ServerError("HTTP 500: EngineCore encountered an issue"))
     assert not sup.is_alive() and healthy(new_sup)
     assert new_plan.model_id == plan.model_id
     assert new_plan.gpu_memory_utilization < plan.gpu_memory_utilization

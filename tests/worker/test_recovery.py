@@ -1,5 +1,5 @@
-"""A dead or hung engine comes back around one question (app/worker/recovery.py), and a failed
-request is not taken for a failed start. Real processes, real signals, real sockets: the slow
+"""A dead or hung engine comes back around one question (app/worker/recovery.py, the Engine's
+restart), and a failed request is not taken for a failed start. Real processes, real signals, real sockets: the slow
 tests run the real llama.cpp worker with the embedded SmolLM2 through EngineRuntime; the fast
 ones inject the fault with tests/worker/fake_server.py (llama.cpp's place) or fake_vllm.py."""
 from __future__ import annotations
@@ -23,7 +23,6 @@ from app.core.plan.history import PlanHistory
 from app.errors import describe
 from app.worker import errors
 from app.worker import runtime as runtime_module
-from app.worker.client import ChatClient
 from app.worker.downgrade import DowngradeSwitch
 from app.worker.runtime import EngineRuntime
 from app.worker.supervisor import Supervisor
@@ -76,24 +75,20 @@ class Statuses(list):
 # --- the fault injected by a fake engine (fast) --------------------------------------------------
 
 class FakeRuntime:
-    """An EngineRuntime whose engine is the fake server: `make_spec(n)` is incarnation n's spec."""
+    """An EngineRuntime whose engine is the fake server (its launcher injected): `make_spec(n)` is
+    incarnation n's spec."""
 
     def __init__(self, make_spec):
         self.statuses = Statuses()
-        self.rt = EngineRuntime(on_status=self.statuses)
         self.launches: list[Supervisor] = []
         self.make_spec = make_spec
-        self.rt._launch = self._launch
-        self.rt.plan = P.make_plan(hardware.probe(), models.load_catalogue(), available=models.is_available)
-        self.rt.supervisor = self._launch(self.rt.plan)
+        self.rt = EngineRuntime(on_status=self.statuses, launcher=self._launch)
+        self.rt.engine.start(P.make_plan(hardware.probe(), models.load_catalogue(), available=models.is_available))
 
-    def _launch(self, plan):
-        spec = self.make_spec(len(self.launches))
-        sup = Supervisor(spec)
+    def _launch(self, plan, options, on_status):
+        sup = Supervisor(self.make_spec(len(self.launches)))
         sup.start()
         self.launches.append(sup)
-        self.rt.spec = spec
-        self.rt.client = ChatClient(spec.base_url, spec.api_key, spec.model_name)
         return sup
 
     def ask(self, library, question="Who are the parties?"):
@@ -193,21 +188,14 @@ class VllmRuntime:
     def __init__(self, tmp_path, **rig):
         self.statuses, self.steps = Statuses(), []
         self.rig = Rig(tmp_path, **rig)
-        self.rt = EngineRuntime(on_status=self.statuses)
+        self.rt = EngineRuntime(on_status=self.statuses, launcher=lambda plan, options, on_status: self.rig(plan))
         busy = lambda: self.hw                              # noqa: E731  (the probe after a failure)
         self.hw = RTX4090
         cat = models.load_catalogue()
-        self.rt._launch = self._launch
-        self.rt.switch = DowngradeSwitch(RTX4090, cat, self._launch, history=PlanHistory(tmp_path / "h.json"),
-                                         on_step=self.steps.append, probe=busy,
-                                         available=lambda s: s.format == "awq" or s.source == "embedded")
-        self.rt.plan, self.rt.supervisor = self.rt.switch.start(P.make_plan(RTX4090, cat))
-
-    def _launch(self, plan):
-        sup = self.rig(plan)
-        self.rt.spec = sup.spec
-        self.rt.client = ChatClient(sup.spec.base_url, sup.spec.api_key, sup.spec.model_name)
-        return sup
+        switch = DowngradeSwitch(RTX4090, cat, self.rt.engine.launch, history=PlanHistory(tmp_path / "h.json"),
+                                 on_step=self.steps.append, probe=busy,
+                                 available=lambda s: s.format == "awq" or s.source == "embedded")
+        self.rt.engine.start(P.make_plan(RTX4090, cat), switch)
 
     def stop(self):
         self.rt.stop()
@@ -249,7 +237,7 @@ def test_vllm_http_500_from_a_running_engine_is_one_line_and_neither_restart_nor
         v.rt.ask(lib, refs, "Who are the parties?", mode="retrieval")
     line = describe(info.value)
     assert "fake failure 500" in line and "\n" not in line
-    assert len(v.rig.plans) == 1 and v.rt.supervisor.is_alive()
+    assert len(v.rig.plans) == 1 and not v.rt.engine.ended()
     assert not v.steps and not v.statuses.restarts()
 
 
@@ -309,7 +297,7 @@ def real_runtime(monkeypatch):
 def test_kill_9_mid_answer_is_answered_after_a_restart(small_library, real_runtime):
     rt, statuses = real_runtime
     lib, refs = small_library
-    first_pid, killed = rt.supervisor.pid, {}
+    first_pid, killed = rt.engine.pid, {}
 
     def on_delta(_text):
         if not killed:                                   # the first token streamed: kill -9 now
@@ -318,9 +306,9 @@ def test_kill_9_mid_answer_is_answered_after_a_restart(small_library, real_runti
     answer = rt.ask(lib, refs, "Who are the parties?", mode="retrieval", on_delta=on_delta)
     took = time.monotonic() - killed["at"]
     assert killed and answer.text and answer.mode == "retrieval"
-    assert rt.supervisor.pid != first_pid and rt.supervisor.is_alive()
+    assert rt.engine.pid != first_pid and not rt.engine.ended()
     assert statuses.restarts() == ["the engine stopped; restarted it (1 of 3) and asked again"]
-    restart_s = rt._recovery.recoveries[-1]["restart_s"]
+    restart_s = rt.engine.recoveries[-1]["restart_s"]
     record_figure("kill -9 mid-answer", kill_to_answer_s=round(took, 2), restart_s=restart_s)
 
 
@@ -329,15 +317,15 @@ def test_kill_9_between_answers_the_next_question_is_answered(small_library, rea
     rt, statuses = real_runtime
     lib, refs = small_library
     assert rt.ask(lib, refs, "Who are the parties?", mode="retrieval").text
-    sup = rt.supervisor
-    os.kill(sup.pid, signal.SIGKILL)
+    pid = rt.engine.pid
+    os.kill(pid, signal.SIGKILL)
     killed = time.monotonic()
-    assert wait_for(sup.exited.is_set, 5)
+    assert wait_for(rt.engine.ended, 5)
     answer = rt.ask(lib, refs, "How long does confidentiality last?", mode="retrieval")
-    assert answer.text and rt.supervisor is not sup
+    assert answer.text and rt.engine.pid != pid
     assert statuses.restarts() == ["the engine had stopped; restarted it (1 of 3)"]
     record_figure("kill -9 between answers", kill_to_answer_s=round(time.monotonic() - killed, 2),
-                  restart_s=rt._recovery.recoveries[-1]["restart_s"])
+                  restart_s=rt.engine.recoveries[-1]["restart_s"])
 
 
 @pytest.mark.slow
@@ -346,19 +334,15 @@ def test_sigstop_mid_question_times_out_within_the_stall_deadline_kills_restarts
     rt, statuses = real_runtime
     lib, refs = small_library
     stall_s = runtime_module.LLAMA_STALL_S      # the real deadline: our worker says something every ~1 s
-    sup, stopped = rt.supervisor, {}
+    pid, stopped = rt.engine.pid, {}
 
     def stop_when_reading():
         """SIGSTOP once the worker is reading the prompt (its /metrics say so)."""
-        client = ChatClient(sup.spec.base_url, sup.spec.api_key, sup.spec.model_name)
         end = time.monotonic() + 60
         while time.monotonic() < end:
-            try:
-                m = client.metrics()
-            except errors.WorkerError:
-                m = {}
+            m = rt.engine.metrics()
             if m.get("pagewise_requests_running", 0) >= 1:
-                os.kill(sup.pid, signal.SIGSTOP)
+                os.kill(pid, signal.SIGSTOP)
                 stopped["at"] = time.monotonic()
                 stopped["prompt"] = (m.get("pagewise_prompt_progress_tokens"), m.get("pagewise_prompt_progress_total"))
                 return
@@ -369,16 +353,30 @@ def test_sigstop_mid_question_times_out_within_the_stall_deadline_kills_restarts
         answer = rt.ask(lib, refs, "Who are the parties?", mode="whole-document")
     finally:
         watcher.join()
-        if sup.is_alive():
-            os.kill(sup.pid, signal.SIGCONT)
+        _continue(pid)
     took = time.monotonic() - stopped["at"]
-    assert answer.text and rt.supervisor is not sup and not sup.is_alive()
+    assert answer.text and rt.engine.pid != pid and not _alive(pid)
     (line,) = statuses.restarts()
     assert line == "the engine stopped answering; killed and restarted it (1 of 3) and asked again"
-    restart_s = rt._recovery.recoveries[-1]["restart_s"]
+    restart_s = rt.engine.recoveries[-1]["restart_s"]
     # the stall was noticed within the deadline (the retried answer's own time is the machine's)
     noticed_s = statuses.restarted_at - restart_s - stopped["at"]
     assert 0 < noticed_s < stall_s + 8
     record_figure("SIGSTOP mid-question", stop_to_answer_s=round(took, 2), noticed_s=round(noticed_s, 2),
                   restart_s=restart_s,
                   stall_s=stall_s, prompt_progress_at_stop=stopped["prompt"])
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _continue(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGCONT)
+    except ProcessLookupError:
+        pass

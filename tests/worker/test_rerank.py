@@ -63,10 +63,10 @@ def test_a_slow_machine_shows_fewer_pages_and_a_too_slow_one_none(runtime, lib, 
     # a machine ten and a thousand times slower (a 7B model on a laptop): fewer candidates, then none
     assert rerank.fitting(QUESTION, texts, tps / 10, TARGET) <= full
     assert rerank.fitting(QUESTION, texts, tps / 1000, TARGET) == 0
-    order, choice = rerank.rerank(runtime.client, QUESTION, ranked, tps / 1000, TARGET)
+    order, choice = rerank.rerank(runtime.engine, QUESTION, ranked, tps / 1000, TARGET)
     assert order == ranked and choice.skipped == "not within the time budget"
     # the choice really read the candidates it reports, on this engine
-    order, choice = rerank.rerank(runtime.client, QUESTION, ranked, tps, TARGET)
+    order, choice = rerank.rerank(runtime.engine, QUESTION, ranked, tps, TARGET)
     assert not choice.skipped and choice.prompt_tokens >= 0.5 * sum(
         rerank.estimate_tokens(m["content"]) for m in rerank.messages(QUESTION, rerank._cut(texts[:choice.candidates])))
     assert order[0] == ranked[choice.chosen - 1] and sorted(map(id, order)) == sorted(map(id, ranked))

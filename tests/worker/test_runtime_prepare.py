@@ -27,7 +27,7 @@ def short_contract(corpus, tmp_path):
 
 
 def kv_cells(rt: EngineRuntime) -> int:
-    return int(rt.client.metrics().get("pagewise_kv_cache_used_cells", 0))
+    return int(rt.engine.metrics().get("pagewise_kv_cache_used_cells", 0))
 
 
 def wait_for_cells(rt: EngineRuntime, ok, timeout: float = 30) -> int:

@@ -15,7 +15,11 @@ from app.core.models.catalogue import load_catalogue, local_path
 from app.worker import errors
 from app.worker.client import ChatClient
 from app.worker.engines import llamacpp
-from app.worker.restart import ManagedWorker, RestartPolicy
+from app.core.models.catalogue import is_available
+from app.core.plan.hardware import probe
+from app.core.plan.planner import make_plan
+from app.worker.engine import Engine
+from app.worker.restart import RestartPolicy
 from app.worker.supervisor import Supervisor, WorkerStatus
 from tests.worker.fake_server import fake_spec
 from tests.support.waiting import wait_for
@@ -175,28 +179,43 @@ def test_ready_timeout_caps_even_a_progressing_start():
     assert 3 <= time.monotonic() - began < 60                 # the 3 s cap; the bound is a hang guard
 
 
+def _engine(specs, policy: RestartPolicy) -> Engine:
+    """An Engine whose launcher starts the fake server: each launch takes the next spec."""
+    def launch(plan, options, on_status):
+        sup = Supervisor(next(specs))
+        sup.start()
+        return sup
+    engine = Engine(launcher=launch, policy=policy)
+    engine.start(make_plan(probe(), load_catalogue(), available=is_available))
+    return engine
+
+
+def _ping(engine: Engine) -> str:
+    return engine.chat([{"role": "user", "content": "ping"}]).text.strip()
+
+
 def test_restart_policy_restarts_a_crashing_worker_up_to_its_limit():
     restarts, gave_up = [], []
     policy = RestartPolicy(limit=2, stable_after_s=60, on_restart=lambda n, why: restarts.append(n),
                            on_give_up=gave_up.append)
-    worker = ManagedWorker(lambda: fake_spec("--crash-after", "1"), policy)
-    worker.start()
+    engine = _engine(iter(lambda: fake_spec("--crash-after", "1"), None), policy)
     try:
         for attempt in range(3):                   # the first incarnation + 2 restarts
-            assert worker.wait_ready(10), f"not ready on attempt {attempt}"
-            client = worker.client()
-            assert client.chat([{"role": "user", "content": "ping"}]).text.strip() == "echo: ping"
-            with pytest.raises(errors.WorkerDied):
-                client.chat([{"role": "user", "content": "ping"}])
-            # the next incarnation (fresh port) or, after the last restart, giving up
-            assert wait_for(lambda: worker.spec.base_url != client.base_url or gave_up, 10)
-        assert wait_for(lambda: gave_up, 5)
+            assert _ping(engine) == "echo: ping", f"attempt {attempt}"
+            url = engine.base_url
+            with pytest.raises(errors.WorkerDied) as died:
+                _ping(engine)
+            if attempt < 2:
+                engine.restart(died.value, "stopped")
+                assert engine.base_url != url                 # a fresh port
+        with pytest.raises(errors.WorkerDied) as info:
+            engine.restart(died.value, "stopped")
         assert restarts == [1, 2] and "gave up after 2 restarts" in gave_up[0]
-        assert worker.status == WorkerStatus.DEAD
-        with pytest.raises(errors.WorkerDied):
-            worker.client()
+        assert "not restarted after 2 restarts" in str(info.value)
     finally:
-        worker.stop()
+        engine.stop()
+    with pytest.raises(errors.WorkerUnavailable):
+        _ping(engine)
 
 
 def test_restart_budget_resets_after_a_stable_run():
@@ -206,33 +225,32 @@ def test_restart_budget_resets_after_a_stable_run():
     assert policy.should_restart(up_for_s=11, reason="crash after a long stable run")
 
 
-def _crash_then_relaunch_fails_with(line: str) -> tuple[ManagedWorker, list[str]]:
-    """A worker that crashes on its first request; every relaunch prints `line` and exits 1.
-    Returns it once the policy gave up, with what it said then."""
-    gave_up: list[str] = []
+def _crash_then_relaunch_fails_with(line: str) -> tuple[Engine, errors.WorkerError]:
+    """An engine that crashes on its first request; every relaunch prints `line` and exits 1.
+    Returns it with what its restart raised."""
     specs = iter([fake_spec("--crash-after", "0")] +
                  [fake_spec("--print", line, "--exit-code", "1", classify=llamacpp.classify) for _ in range(5)])
-    worker = ManagedWorker(lambda: next(specs), RestartPolicy(limit=3, on_give_up=gave_up.append))
-    worker.start()
-    with pytest.raises(errors.WorkerDied):
-        worker.client().chat([{"role": "user", "content": "ping"}])
-    assert wait_for(lambda: gave_up, 15)
-    return worker, gave_up
+    engine = _engine(specs, RestartPolicy(limit=3))
+    with pytest.raises(errors.WorkerDied) as died:
+        _ping(engine)
+    with pytest.raises(errors.WorkerError) as failed:
+        engine.restart(died.value, "stopped")
+    return engine, failed.value
 
 
 def test_failed_restarts_count_against_the_limit():
     """Crash, then the relaunch itself fails for a reason a retry may cure: give up after the limit."""
-    worker, gave_up = _crash_then_relaunch_fails_with("something odd happened")
-    assert "something odd" in gave_up[0] and worker.policy.restarts == 3
-    worker.stop()
+    engine, failure = _crash_then_relaunch_fails_with("something odd happened")
+    assert "something odd" in str(failure) and engine.policy.restarts == 3
+    engine.stop()
 
 
 def test_a_restart_that_runs_out_of_memory_is_left_to_the_ladder():
     """The relaunch fails with a kind a restart of the same plan cannot cure (out of memory):
-    the policy gives up at once, by the failure's kind, instead of trying the same plan again."""
-    worker, gave_up = _crash_then_relaunch_fails_with("cudaMalloc failed: out of memory")
-    assert gave_up[0].startswith("not restarted (oom)") and worker.policy.restarts == 1
-    worker.stop()
+    no second try of the same plan; without a ladder (a plan started alone) the error is the user's."""
+    engine, failure = _crash_then_relaunch_fails_with("cudaMalloc failed: out of memory")
+    assert failure.kind.value == "oom" and engine.policy.restarts == 1
+    engine.stop()
 
 
 def test_a_frozen_worker_is_not_responding_until_it_answers_again():

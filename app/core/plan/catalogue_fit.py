@@ -9,7 +9,7 @@ from app.core.models.catalogue import Catalogue, ModelSpec
 from app.core.plan.fit import choose, cpu_budget_b
 from app.core.plan.hardware import Hardware
 from app.core.plan.memory import RAM_RESERVE, GiB, vllm_budget_needed, weights_bytes
-from app.core.plan.types import MIN_LLAMA_CONTEXT, MIN_VLLM_CONTEXT, Plan
+from app.core.plan.types import EngineName, MIN_LLAMA_CONTEXT, MIN_VLLM_CONTEXT, Plan
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ def verdict(spec: ModelSpec, hw: Hardware) -> Verdict:
         return Verdict(False, f"too big for {_gb(have)} {'VRAM' if spec.format == 'awq' else 'RAM'}",
                        need, where, None)
     ctx = _tokens(plan.max_model_len)
-    if plan.engine == "vllm":
+    if plan.engine is EngineName.VLLM:
         words = f"fits: vLLM {plan.gpu_memory_utilization:.2f} / {ctx}"
     elif plan.n_gpu_layers:
         layers = "all layers" if plan.n_gpu_layers < 0 else f"{plan.n_gpu_layers}/{spec.layers} layers"
@@ -54,7 +54,7 @@ def verdict(spec: ModelSpec, hw: Hardware) -> Verdict:
         words = f"fits: llama.cpp CPU / {ctx}"
         if spec.params_b > cpu_budget_b(hw):
             words += f" (slow on {hw.cpu_cores} cores)"
-    return Verdict(True, words, need, "VRAM" if plan.engine == "vllm" or plan.n_gpu_layers else "RAM", plan)
+    return Verdict(True, words, need, "VRAM" if plan.engine is EngineName.VLLM or plan.n_gpu_layers else "RAM", plan)
 
 
 def _tokens(n: int) -> str:

@@ -20,6 +20,7 @@ from app.core.plan.memory import (
     vllm_fit,
 )
 from app.core.plan.types import (
+    EngineName,
     CPU_PARAMS_PER_CORE,
     DEFAULT_TARGET,
     FP8_KV_MIN_CC,
@@ -65,9 +66,9 @@ def tp_for(spec: ModelSpec, n_gpus: int) -> int:
     return tp
 
 
-def model_limit(spec: ModelSpec, engine: str) -> int:
+def model_limit(spec: ModelSpec, engine: EngineName) -> int:
     """Longest context the engine can give the model (vLLM: native × YaRN factor)."""
-    if engine == "vllm" and spec.yarn_factor > 1:
+    if EngineName(engine) is EngineName.VLLM and spec.yarn_factor > 1:
         return int(spec.native_context * spec.yarn_factor)
     return spec.native_context
 
@@ -83,7 +84,7 @@ def vllm_plan_for(spec: ModelSpec, hw: Hardware, need: int | None = None, *, uti
     used = gpus[:tp]
     total, free = min(g.total_bytes for g in used), min(g.free_bytes for g in used)
     cc = min(g.compute_capability for g in used)
-    limit = model_limit(spec, "vllm")
+    limit = model_limit(spec, EngineName.VLLM)
     want = min(limit, need or limit, cap or limit)
     if fp8 is None:    # fp8 KV only where it is needed to reach the target: fp16 is more exact
         base = vllm_fit(spec, total, free, tp, False, eager, util)
@@ -125,7 +126,7 @@ def vllm_plan_for(spec: ModelSpec, hw: Hardware, need: int | None = None, *, uti
     if ctx < want:     # memory, not the document or the model, set the limit
         note = (f"{fmt_tokens(limit)} would need {fmt_gb(vllm_budget_needed(spec, limit, tp, fp8))}"
                 + " per GPU" * (tp > 1) + f", {fmt_gb(room)} usable")
-    return Plan(engine="vllm", model_id=spec.id, weights_format="awq", gpu_memory_utilization=fit.util,
+    return Plan(engine=EngineName.VLLM, model_id=spec.id, weights_format="awq", gpu_memory_utilization=fit.util,
                 max_model_len=ctx, kv_cache_dtype="fp8" if fp8 else "auto", tensor_parallel=tp,
                 enforce_eager=eager, reasons=tuple(reasons), yarn_factor=yarn,
                 devices=tuple(g.index for g in used), kv_tokens=fit.kv_tokens, hardware=gpu_label(used),
@@ -147,7 +148,7 @@ def llama_plan_for(spec: ModelSpec, hw: Hardware, need: int | None = None, *, cp
         reasons = [f"context {fmt_tokens(ctx)} fits {gib(hw.ram_available_bytes)} GB of available RAM"
                    if hw.ram_available_bytes else f"context {fmt_tokens(ctx)}"]
         label = f"{hw.cpu_cores}-core CPU" if hw.gpus else "no NVIDIA GPU"
-        return Plan(engine="llamacpp", model_id=spec.id, weights_format="gguf", max_model_len=ctx,
+        return Plan(engine=EngineName.LLAMACPP, model_id=spec.id, weights_format="gguf", max_model_len=ctx,
                     reasons=tuple(reasons), hardware=label, kv_tokens=ctx, need_tokens=need or 0)
     gpu = max(hw.gpus, key=lambda g: g.free_bytes)
     layers = llama_gpu_layers(spec, gpu.free_bytes, want) if ngl is None else ngl
@@ -155,7 +156,7 @@ def llama_plan_for(spec: ModelSpec, hw: Hardware, need: int | None = None, *, cp
         return None
     shown = "all" if layers == -1 else f"{layers} of {spec.layers}"
     reasons = [f"{shown} layers on the GPU ({gib(gpu.free_bytes)} GB free), context {fmt_tokens(want)}"]
-    return Plan(engine="llamacpp", model_id=spec.id, weights_format="gguf", max_model_len=want,
+    return Plan(engine=EngineName.LLAMACPP, model_id=spec.id, weights_format="gguf", max_model_len=want,
                 n_gpu_layers=layers, reasons=tuple(reasons), devices=(gpu.index,),
                 hardware=gpu_label([gpu]), kv_tokens=want, need_tokens=need or 0)
 

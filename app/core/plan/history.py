@@ -21,13 +21,13 @@ from app.core.plan.fit import llama_plan_for, vllm_plan_for
 from app.core.plan.hardware import Hardware
 from app.core.plan.ladder import short
 from app.core.plan.planner import from_dict, to_dict
-from app.core.plan.types import Plan
+from app.core.plan.types import EngineName, Plan
 from app.core.settings import atomic_write
 
 MiB, GiB = 1 << 20, 1 << 30
 HISTORY_DAYS = 14            # a squeeze weeks ago says little about today: plan afresh after this
 REPROBE_MARGIN = GiB         # free memory at least this much above the failure's reading: try higher
-_ENGINE_RANK = {"vllm": 2, "llamacpp": 1}
+_ENGINE_RANK = {EngineName.VLLM: 2, EngineName.LLAMACPP: 1}
 
 
 def fingerprint(hw: Hardware) -> str:
@@ -84,7 +84,7 @@ class PlanHistory:
     def decide(self, plan: Plan, hw: Hardware, catalogue: Catalogue, now: float | None = None) -> "Decision":
         """What to start instead of `plan` (fit to the memory free now): the remembered rung, or
         `plan` itself when the entry expired or clearly more memory is free than at the failure."""
-        entry = self.lookup(hw, plan.model_id) if plan.engine != "remote" else None
+        entry = self.lookup(hw, plan.model_id) if plan.engine is not EngineName.REMOTE else None
         if not entry:
             return Decision(plan, "none", "")
         remembered = _remembered(entry, plan, hw, catalogue)
@@ -118,10 +118,10 @@ class Decision:
 
 def free_for(hw: Hardware, plan: Plan) -> int:
     """The memory `plan` is fit to: free VRAM on its GPUs (the fullest one), else available RAM."""
-    if plan.engine == "vllm" and hw.gpus:
+    if plan.engine is EngineName.VLLM and hw.gpus:
         gpus = [g for g in hw.gpus if g.index in plan.devices] or list(hw.gpus)
         return min(g.free_bytes for g in gpus)
-    if plan.engine == "llamacpp" and plan.n_gpu_layers != 0 and hw.gpus:
+    if plan.engine is EngineName.LLAMACPP and plan.n_gpu_layers != 0 and hw.gpus:
         return max(g.free_bytes for g in hw.gpus)
     return hw.ram_available_bytes
 
@@ -152,7 +152,7 @@ def _rank(plan: Plan, catalogue: Catalogue) -> tuple:
 
 def _setting(plan: Plan) -> str:
     """'0.92' for vLLM (the utilisation is what a squeeze lowers), else the short form."""
-    return f"{plan.gpu_memory_utilization:.2f}" if plan.engine == "vllm" else short(plan)
+    return f"{plan.gpu_memory_utilization:.2f}" if plan.engine is EngineName.VLLM else short(plan)
 
 
 def _with(plan: Plan, line: str) -> Plan:
@@ -167,7 +167,7 @@ def _remembered(entry: dict, plan: Plan, hw: Hardware, catalogue: Catalogue) -> 
     except Exception:
         return None
     need, limit = plan.need_tokens or None, entry.get("limit")
-    if worked.engine == "vllm":
+    if worked.engine is EngineName.VLLM:
         fp8 = True if worked.kv_cache_dtype == "fp8" else None
         new = vllm_plan_for(spec, hw, need, fp8=fp8, eager=worked.enforce_eager, cap=limit)
         if new and new.gpu_memory_utilization > worked.gpu_memory_utilization:

@@ -23,7 +23,7 @@ from app.core.plan.fit import (
 )
 from app.core.plan.hardware import Hardware
 from app.core.plan.memory import fmt_tokens, round_context
-from app.core.plan.types import FP8_KV_MIN_CC, MIN_LLAMA_CONTEXT, MIN_VLLM_CONTEXT, Plan
+from app.core.plan.types import EngineName, FP8_KV_MIN_CC, MIN_LLAMA_CONTEXT, MIN_VLLM_CONTEXT, Plan
 
 _WHY = {K.KV_TOO_SMALL: "KV cache too small", K.FREE_MEMORY: "not enough free VRAM",
         K.NO_KV_MEMORY: "no memory left for the KV cache", K.OUT_OF_MEMORY: "out of memory",
@@ -68,7 +68,7 @@ def _max_len(failure) -> int | None:
 def short(plan: Plan) -> str:
     """'0.92 / 64K' for vLLM, 'llama.cpp 20 layers / 32K' or 'llama.cpp CPU / 8K'."""
     ctx = fmt_tokens(plan.max_model_len)
-    if plan.engine == "vllm":
+    if plan.engine is EngineName.VLLM:
         extra = " fp8" * (plan.kv_cache_dtype == "fp8") + " eager" * plan.enforce_eager
         return f"{plan.model_id} {plan.gpu_memory_utilization:.2f} / {ctx}{extra}"
     where = "CPU" if plan.n_gpu_layers == 0 else (
@@ -168,14 +168,14 @@ def _llama_next(plan, spec, kind, failure, hw, cat, available) -> Plan | None:
 
 def next_rung(plan: Plan, failure, hw: Hardware, catalogue: Catalogue, available=None) -> Plan | None:
     """The plan to try after `plan` failed with `failure` (a worker error or a kind); None: none left."""
-    if plan.engine == "remote":
+    if plan.engine is EngineName.REMOTE:
         return None
     kind = failure_kind(failure)
     if kind is K.PORT_IN_USE:        # another program took the free port first: not the plan's fault
         return replace(plan, reasons=plan.reasons + (f"{short(plan)}: port taken by another program "
                                                      "→ retry on a new port",))
     spec = catalogue.get(plan.model_id)
-    step = _vllm_next if plan.engine == "vllm" else _llama_next
+    step = _vllm_next if plan.engine is EngineName.VLLM else _llama_next
     return _step(plan, step(plan, spec, kind, failure, hw, catalogue, available), kind, failure)
 
 

@@ -17,6 +17,7 @@ from app.core.plan.hardware import Hardware
 from app.core.plan.ladder import ladder, next_rung  # noqa: F401  (the planner's public API)
 from app.core.plan.memory import fmt_tokens, round_up_context
 from app.core.plan.types import (
+    EngineName,
     ENGINE_NAMES,
     NEED_FLOOR,
     Plan,
@@ -42,7 +43,7 @@ def make_plan(hw: Hardware, catalogue: Catalogue, need_tokens: int | None = None
     need = need_cap(need_tokens)
     if remote is not None:
         ctx = min(getattr(remote, "context", 32768) or 32768, need or 1 << 30)
-        return Plan(engine="remote", model_id=remote.model, weights_format="remote", max_model_len=ctx,
+        return Plan(engine=EngineName.REMOTE, model_id=remote.model, weights_format="remote", max_model_len=ctx,
                     reasons=(f"remote endpoint {remote.base_url} configured: no local engine",),
                     hardware="remote endpoint", base_url=remote.base_url, need_tokens=need or 0)
     have = (lambda s: True) if available is None else available
@@ -78,9 +79,9 @@ def _remembered(plan: Plan, hw: Hardware, catalogue: Catalogue, history) -> Plan
 def explain(plan: Plan) -> str:
     """One line: '24 GB RTX 4090 → vLLM AWQ qwen2.5-14b-instruct-awq, util 0.92, 56K context; 128K would need 38 GB'."""
     ctx = f"{fmt_tokens(plan.max_model_len)} context"
-    if plan.engine == "remote":
+    if plan.engine is EngineName.REMOTE:
         return f"remote: {plan.base_url} → model {plan.model_id}, {ctx}"
-    if plan.engine == "vllm":
+    if plan.engine is EngineName.VLLM:
         extras = [f"util {plan.gpu_memory_utilization:.2f}", ctx]
         extras += ["fp8 KV cache"] * (plan.kv_cache_dtype == "fp8")
         extras += ["eager (no CUDA graphs)"] * plan.enforce_eager

