@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.cli import run_process
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "resources" / "samples" / "common-paper-mnda.pdf"
@@ -38,9 +38,8 @@ def loose(root: Path) -> list[str]:
 
 
 def pagewise(*args: str, home: Path, stdin: str | None = None, env: dict | None = None, timeout: float = 600):
-    return subprocess.run([sys.executable, "-m", "app", *args], capture_output=True, text=True, input=stdin,
-                          env={**os.environ, "PAGEWISE_HOME": str(home), **(env or {})}, timeout=timeout,
-                          cwd=ROOT, preexec_fn=lambda: os.umask(0o022))
+    return run_process(*args, home=home, env=env, stdin=stdin, timeout=timeout,
+                       preexec_fn=lambda: os.umask(0o022))
 
 
 def test_app_folders_are_private_and_tightened(pagewise_home, umask_022):

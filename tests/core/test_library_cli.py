@@ -1,19 +1,17 @@
-"""`pagewise library list|remove ID [--json]` through the real command line."""
+"""`pagewise library list|remove ID [--json]` through the real command line (app.cli.main)."""
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 from app.core.documents import ocr
 from app.core.library import Library
 from app.core.paths import library_path
-from tests.conftest import ROOT
+from tests.support.cli import run_cli
 
 
 def pagewise(*argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "app", *argv], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)
+    return run_cli(*argv)
 
 
 def test_list_then_remove_forgets_history_and_cached_state(corpus):

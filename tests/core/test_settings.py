@@ -206,21 +206,17 @@ def test_a_backend_with_no_priority_counts_as_none(tmp_path):
 
 
 # --- the command line: `pagewise settings …` in a real subprocess --------------------------------
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def pagewise_settings(*args: str, home: Path, keyring_file: Path | None, stdin: str = ""):
-    import subprocess
-    import sys
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHON_KEYRING_BACKEND", "PAGEWISE_TEST_KEYRING")}
-    env["PAGEWISE_HOME"] = str(home)
+    """A real process: keyring picks its backend (PYTHON_KEYRING_BACKEND) once per process."""
+    from tests.support.cli import run_process
     if keyring_file is not None:      # the "OS keyring": a real keyring backend, outside the app's folders
-        env["PYTHON_KEYRING_BACKEND"] = "tests.support.file_keyring.FileKeyring"
-        env["PAGEWISE_TEST_KEYRING"] = str(keyring_file)
+        env = {"PYTHON_KEYRING_BACKEND": "tests.support.file_keyring.FileKeyring",
+               "PAGEWISE_TEST_KEYRING": str(keyring_file)}
     else:                             # this machine's own: no keyring service here
-        env["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
-    return subprocess.run([sys.executable, "-m", "app", "settings", *args], input=stdin, text=True,
-                          capture_output=True, env=env, cwd=ROOT, timeout=60)
+        env = {"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring", "PAGEWISE_TEST_KEYRING": None}
+    return run_process("settings", *args, home=home, env=env, stdin=stdin, timeout=60)
 
 
 def test_cli_set_get_and_a_secret_that_is_only_in_the_keyring(tmp_path):

@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.support.cli import app_argv
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "resources" / "samples" / "common-paper-mnda.pdf"
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -48,10 +50,6 @@ def read_only(folder: Path, argv: list[str], **kw) -> subprocess.CompletedProces
         return subprocess.run(argv, capture_output=True, text=True, **kw)
     finally:
         os.chmod(folder, 0o700)
-
-
-def pagewise_argv(*args: str) -> list[str]:
-    return [sys.executable, "-m", "app", *args]
 
 
 def env_for(home: Path) -> dict:
@@ -103,7 +101,7 @@ def test_disk_full_is_one_line_with_its_cause(tmp_path, size):
     home = tmp_path / "home"
     (home / "data").mkdir(parents=True)
     res = in_namespace([f"mount -t tmpfs -o size={size} tmpfs '{home / 'data'}'"],
-                       pagewise_argv("index", str(SAMPLE), "--no-dense"), env=env_for(home), cwd=ROOT, timeout=300)
+                       app_argv("index", str(SAMPLE), "--no-dense"), env=env_for(home), cwd=ROOT, timeout=300)
     assert res.returncode == 1
     line = one_line(res.stderr)
     assert "disk is full" in line and "library.sqlite" in line, line
@@ -113,7 +111,7 @@ def test_disk_full_is_one_line_with_its_cause(tmp_path, size):
 def test_read_only_logs_folder_one_warning_and_the_command_works(tmp_path):
     """Before: a 16-line traceback and exit 1."""
     home = tmp_path / "home"
-    res = read_only(home / "logs", pagewise_argv("index", str(SAMPLE), "--no-dense", "--json"),
+    res = read_only(home / "logs", app_argv("index", str(SAMPLE), "--no-dense", "--json"),
                     env=env_for(home), cwd=ROOT, timeout=300)
     assert res.returncode == 0, res.stderr
     assert "cannot write the log" in one_line(res.stderr)
@@ -124,9 +122,9 @@ def test_read_only_logs_folder_one_warning_and_the_command_works(tmp_path):
 def test_read_only_logs_folder_engine_still_starts(tmp_path):
     """The worker's log is unwritable too: the engine starts and answers all the same."""
     home = tmp_path / "home"
-    assert subprocess.run(pagewise_argv("index", str(SAMPLE), "--no-dense"), env=env_for(home), cwd=ROOT,
+    assert subprocess.run(app_argv("index", str(SAMPLE), "--no-dense"), env=env_for(home), cwd=ROOT,
                           capture_output=True).returncode == 0
-    res = read_only(home / "logs", pagewise_argv("ask", str(SAMPLE), "-q", "Who are the parties?", "--json",
+    res = read_only(home / "logs", app_argv("ask", str(SAMPLE), "-q", "Who are the parties?", "--json",
                                                  "--mode", "retrieval"),     # PASSIVE: a busy CI machine
                     env={**env_for(home), "OMP_WAIT_POLICY": "PASSIVE"}, cwd=ROOT, timeout=900)
     assert res.returncode == 0, res.stderr

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
-import sys
 
 import pymupdf
 import pytest
@@ -13,7 +11,8 @@ import pytest
 from app.core.documents.errors import Damaged
 from app.core.documents.ingest import ingest
 from app.core.documents.pdf import read_file
-from tests.conftest import ROOT, corpus_files
+from tests.conftest import corpus_files
+from tests.support.cli import run_cli
 
 LOST = 0.5     # a page that kept less than this share of its text lost it
 
@@ -93,8 +92,7 @@ def test_index_prints_the_warnings_and_json_keeps_them(corpus, tmp_path, pagewis
         page = flip_content_byte(src, dest, rng)
         if not ingest(read_file(dest)).pages[page - 1].text.strip():
             break
-    run = subprocess.run([sys.executable, "-m", "app", "index", str(dest), "--no-dense", "--json"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    run = run_cli("index", str(dest), "--no-dense", "--json")
     assert run.returncode == 0, run.stderr
     warnings = json.loads(run.stdout)["documents"][0]["warnings"]
     assert any(w.startswith(f"p. {page}: the page draws text") for w in warnings)

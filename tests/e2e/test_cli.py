@@ -1,4 +1,4 @@
-"""The CLI as a user runs it: real subprocess, real PDFs, real engine."""
+"""The CLI as a user runs it (app.cli.main in this process: tests/support/cli.py): real PDFs, real engine."""
 from __future__ import annotations
 
 import json
@@ -6,12 +6,12 @@ import re
 import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from app.core.documents import ocr
+from tests.support.cli import run_cli
 from tests.support.strict import dense_ready
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,10 +19,8 @@ CORPUS = Path(os.environ.get("PAGEWISE_CORPUS", ROOT.parent / "shared" / "corpus
 SAMPLE = ROOT / "resources" / "samples" / "common-paper-mnda.pdf"
 
 
-def pagewise(*args: str, home: Path, timeout: float = 300) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PAGEWISE_HOME": str(home), "QT_QPA_PLATFORM": "offscreen"}
-    return subprocess.run([sys.executable, "-m", "app", *args], capture_output=True, text=True,
-                          env=env, timeout=timeout, cwd=ROOT)
+def pagewise(*args: str, home: Path) -> subprocess.CompletedProcess:
+    return run_cli(*args, home=home, env={"QT_QPA_PLATFORM": "offscreen"})
 
 
 @pytest.fixture
@@ -111,7 +109,7 @@ def test_index_and_retrieve_json(home):
 
 @pytest.mark.slow
 def test_ask_json_shape_with_real_engine(home):
-    res = pagewise("ask", str(SAMPLE), "-q", "Who are the parties?", "--json", home=home, timeout=600)
+    res = pagewise("ask", str(SAMPLE), "-q", "Who are the parties?", "--json", home=home)
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     assert {"answer", "citations", "mode", "engine", "timing"} <= set(out)

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ from app.core.models import catalogue as models
 from app.core.plan import planner as P
 from app.core.plan.hardware import GpuInfo, Hardware
 from app.core.plan.history import PlanHistory
+from tests.support.cli import run_process
 
 ROOT = Path(__file__).resolve().parents[2]
 MiB, GiB = 1 << 20, 1 << 30
@@ -46,13 +45,10 @@ def doctor(home: Path, tmp_path: Path, used_gib: float) -> dict:
     site = tmp_path / "fake-nvml"
     site.mkdir(exist_ok=True)
     (site / "sitecustomize.py").write_text(FAKE_NVML.format(used_mib=int(used_gib * 1024), total_mib=TOTAL_MIB))
-    env = {**os.environ, "PAGEWISE_HOME": str(home),
-           "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
-    res = subprocess.run([sys.executable, "-m", "app", "doctor", "--json"], capture_output=True, text=True,
-                         env=env, cwd=ROOT, timeout=120)
+    env = {"PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
+    res = run_process("doctor", "--json", home=home, env=env, timeout=120)
     assert res.returncode == 0, res.stderr
-    human = subprocess.run([sys.executable, "-m", "app", "doctor"], capture_output=True, text=True,
-                           env=env, cwd=ROOT, timeout=120)
+    human = run_process("doctor", home=home, env=env, timeout=120)
     assert human.returncode == 0, human.stderr
     return {**json.loads(res.stdout), "human": human.stdout}
 

@@ -3,18 +3,14 @@ the CPU build this machine has cannot, and doctor says so with what set-up does 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.cli import run_cli
 
 
 def doctor(home: Path, *extra: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PAGEWISE_HOME": str(home)}
-    return subprocess.run([sys.executable, "-m", "app", "doctor", *extra], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return run_cli("doctor", *extra, home=home)
 
 
 def test_doctor_says_the_cpu_build_cannot_offload(tmp_path):

@@ -1,4 +1,4 @@
-"""`pagewise models …` as a user runs it (real subprocesses): a GGUF copy of the embedded model
+"""`pagewise models …` as a user runs it (app.cli.main in this process): a GGUF copy of the embedded model
 imported, listed, verified, answering with `ask --model ID`, removed."""
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def test_a_half_length_import_and_verify_fail_in_one_line(tmp_path, home):
 def test_an_imported_model_answers_with_ask_model(tmp_path, home):
     _import_copy(tmp_path, home)
     res = pagewise("ask", str(SAMPLE), "-q", "Who are the parties?", "--model", "smollm2-copy",
-                   "--mode", "retrieval", "--json", home=home, timeout=900)
+                   "--mode", "retrieval", "--json", home=home)
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     assert out["engine"]["name"] == "llamacpp" and out["engine"]["model"] == "smollm2-copy"

@@ -12,10 +12,11 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.cli import app_argv
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "resources" / "samples" / "common-paper-mnda.pdf"
@@ -86,7 +87,7 @@ def test_index_and_ask_open_no_outside_connection(tmp_path):
         # (not --seccomp-bpf: faster, but a child forked before strace attaches gets ENOSYS from exec)
         script = 'ip link set lo up && exec strace -f -qq -e trace=%s -o "$0" "$@"' % TRACED
         proc = subprocess.Popen([*prefix, "sh", "-c", script, str(trace) + f".{name}",
-                                 sys.executable, "-m", "app", *args], stdout=subprocess.PIPE,
+                                 *app_argv(*args)], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT, start_new_session=True)
         try:
             out, err = proc.communicate(timeout=900)

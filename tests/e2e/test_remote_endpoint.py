@@ -4,10 +4,7 @@ backend; and the ways a remote endpoint fails, each one line."""
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -18,7 +15,8 @@ import tomli_w
 from app.core.models.catalogue import load_catalogue, local_path
 from app.worker.engines import llamacpp
 from app.worker.supervisor import Supervisor
-from tests.e2e.test_cli import ROOT, SAMPLE
+from tests.e2e.test_cli import SAMPLE
+from tests.support.cli import run_process
 
 TEAM_MODEL = "team-smollm2"
 
@@ -32,11 +30,11 @@ def remote_ask(home: Path, url: str, key: str | None, model: str = TEAM_MODEL, t
         {"engine": "remote", "remote_url": url, "remote_model": model}))
     vault = home.parent / "os-keyring.json"         # the "OS keyring": outside the app's folders
     vault.write_text(json.dumps({"Pagewise": {"remote_api_key": key}} if key else {}))
-    env = {**os.environ, "PAGEWISE_HOME": str(home), "PAGEWISE_TEST_KEYRING": str(vault),
-           "PYTHON_KEYRING_BACKEND": "tests.support.file_keyring.FileKeyring"}
+    env = {"PAGEWISE_TEST_KEYRING": str(vault), "PYTHON_KEYRING_BACKEND": "tests.support.file_keyring.FileKeyring"}
     began = time.monotonic()
-    res = subprocess.run([sys.executable, "-m", "app", "ask", str(doc), "-q", question, "--mode", "retrieval",
-                          "--json"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=timeout)
+    # a real process: keyring picks its backend once per process
+    res = run_process("ask", str(doc), "-q", question, "--mode", "retrieval", "--json", home=home, env=env,
+                      timeout=timeout)
     return res, time.monotonic() - began
 
 

@@ -5,14 +5,12 @@ from parts."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pymupdf
 import pytest
 
-from tests.conftest import CORPUS, ROOT
+from tests.conftest import CORPUS
+from tests.support.cli import run_cli
 
 PARTS = ["common-paper-csa.pdf", "common-paper-software-license.pdf", "common-paper-partnership.pdf",
          "common-paper-dpa.pdf", "common-paper-mnda.pdf", "bonterms-dpa-v1.0.pdf"]
@@ -34,13 +32,11 @@ def test_review_of_a_49_page_document_cites_its_parts(tmp_path):
     doc = tmp_path / "bundle.pdf"
     pages = long_contract(doc)
     assert 40 <= pages <= 60
-    env = {**os.environ, "PAGEWISE_HOME": str(tmp_path / "home")}
+    home = tmp_path / "home"
     # a 30 s step budget keeps parts near the seeds' 5 pages on this machine (the default 10 s
     # makes them 1-2 pages: tests/core/test_review_budget.py checks that sizing)
-    subprocess.run([sys.executable, "-m", "app", "settings", "set", "first_token_budget_s", "30"],
-                   cwd=ROOT, env=env, check=True, capture_output=True)
-    run = subprocess.run([sys.executable, "-m", "app", "review", str(doc), "--template", "deadlines", "--json"],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600)
+    run_cli("settings", "set", "first_token_budget_s", "30", home=home).check_returncode()
+    run = run_cli("review", str(doc), "--template", "deadlines", "--json", home=home)
     assert run.returncode == 0, run.stderr[-2000:]
     data = json.loads(run.stdout)
     progress = [l for l in run.stderr.splitlines() if l.startswith("[review] part ")]

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.support import xvfb
+from tests.support.cli import app_argv
 
 pytestmark = pytest.mark.slow
 
@@ -33,7 +33,7 @@ def test_real_window_opens_draws_and_quits_on_ctrl_q(tmp_path):
     xvfb.require_tools()
     with xvfb.xvfb() as display:
         log = (tmp_path / "app.log").open("w+")
-        app = subprocess.Popen([sys.executable, "-m", "app", "gui", str(SAMPLE)], cwd=ROOT,
+        app = subprocess.Popen(app_argv("gui", str(SAMPLE)), cwd=ROOT,
                                env=_app_env(display, tmp_path / "home"), stdout=log, stderr=subprocess.STDOUT)
         try:
             window = xvfb.find_window(display, "^Pagewise", timeout_s=60, alive=lambda: app.poll() is None)

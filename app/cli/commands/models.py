@@ -2,9 +2,9 @@
 for this machine, downloads with progress, checks, imports of local files."""
 from __future__ import annotations
 
-import sys
 import time
 
+from app.cli.progress import download_progress
 from app.core.failures import FailureKind
 from app.errors import UserError
 
@@ -40,30 +40,13 @@ def _hub_token() -> str | None:
         return None                       # public models need none; huggingface_hub's own login still works
 
 
-def progress_printer(stream=None, every_s: float = 2.0):
-    """Bytes, speed and time left on stderr: one updating line on a terminal, else a line every 2 s."""
-    stream = stream or sys.stderr
-    tty = stream.isatty()
-    last = [0.0]
-
-    def show(p) -> None:
-        now = time.monotonic()
-        finished = p.total is not None and p.done >= p.total
-        if tty:
-            print("\r" + p.line().ljust(70), end="\n" if finished else "", file=stream, flush=True)
-        elif finished or now - last[0] >= every_s:
-            last[0] = now
-            print(p.line(), file=stream, flush=True)
-    return show
-
-
 def _pull(args, cat):
     from app.core.models import download
     spec = cat.get(args.id)
     if spec.source != "hf":
         raise UserError(f"{spec.id} is {'built in' if spec.source == 'embedded' else 'imported'}: nothing to download")
     path = download.pull(spec, endpoint=args.endpoint, token=_hub_token(),
-                         on_progress=None if args.json else progress_printer())
+                         on_progress=None if args.json else download_progress())
     return {"id": spec.id, "path": str(path), "verified": True}, f"{spec.id}: verified, ready at {path}"
 
 
@@ -100,7 +83,7 @@ def _remove(args, cat):
     return {"id": spec.id, "removed": str(folder)}, f"removed {spec.id} ({folder})"
 
 
-def cmd_models(args):
+def run(args):
     from app.core.models import catalogue as models
     sub = args.models_command
     if sub == "list":

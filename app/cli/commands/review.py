@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import sys
 
+from app.cli.documents import add_all, doc_refs, open_library
+from app.cli.output import compact_json
+from app.cli.progress import status_printer
 
-def run(args, add_all, status_printer):
-    """`add_all(lib, files, password, quiet)` and `status_printer()` are app.commands' own
-    (passed in: this module must not import app.commands, which imports it)."""
-    from app.core.answer import qa
-    from app.core.library import Library
+
+def run(args):
     from app.worker.runtime import EngineRuntime
 
-    lib = Library()
+    lib = open_library()
     infos = add_all(lib, args.files, args.password, quiet=args.json)
-    refs = [qa.DocRef(n, i.id, f) for n, (i, f) in enumerate(zip(infos, args.files), start=1)]
+    refs = doc_refs(infos, args.files)
     runtime = EngineRuntime(model_id=args.model, on_status=None if args.json else status_printer())
 
     def on_part(k: int, n: int, part) -> None:
@@ -30,7 +30,7 @@ def run(args, add_all, status_printer):
     finally:
         runtime.stop()
     data = {**result.to_dict(), "engine": engine}
-    lib.add_exchange([i.id for i in infos], f"[review: {args.template}]", _json(data))
+    lib.add_exchange([i.id for i in infos], f"[review: {args.template}]", compact_json(data))
     return data, format_review(result)
 
 
@@ -44,8 +44,3 @@ def format_review(result) -> str:
     if result.parts:
         lines.append(f"\n{len(result.parts)} parts, {result.timing.get('total_s', 0):.0f} s")
     return "\n".join(lines)
-
-
-def _json(data) -> str:
-    import json
-    return json.dumps(data, ensure_ascii=False)

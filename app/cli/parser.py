@@ -1,21 +1,12 @@
-"""Headless commands (ARCHITECTURE §7). Every command takes --json; errors are one line, exit 1."""
+"""The command line's arguments (the contract in ARCHITECTURE §7): every command takes --json."""
 from __future__ import annotations
 
 import argparse
-import json
-import logging
 import os
 import sys
-import traceback
-from pathlib import Path
-
-from app.core import paths
-from app.core.failures import kind_of
-
-log = logging.getLogger("pagewise")
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="pagewise", description="Ask PDFs questions, offline, with page citations.")
     sub = p.add_subparsers(dest="command")
 
@@ -104,7 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     sx.add_argument("--json", action="store_true")
 
     rev = sub.add_parser("review", help="a whole-document task; map-reduce over page groups when "
-                         "the documents do not fit (app/commands_review.py)")
+                         "the documents do not fit (app/cli/commands/review.py)")
     rev.add_argument("files", nargs="+")
     rev.add_argument("--template", choices=["contract", "deadlines", "risks", "summary"], required=True)
     _add_password(rev)
@@ -113,7 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     rev.add_argument("--parts", action="store_true", help="read by parts even when everything fits")
     rev.add_argument("--json", action="store_true")
 
-    lib = sub.add_parser("library", help="the documents in the library (app/commands_library.py)")
+    lib = sub.add_parser("library", help="the documents in the library (app/cli/commands/library.py)")
     lsub = lib.add_subparsers(dest="library_command", required=True)
     ll = lsub.add_parser("list")
     ll.add_argument("--json", action="store_true")
@@ -136,66 +127,10 @@ def _add_password(parser: argparse.ArgumentParser) -> None:
                        help="read the PDF's password from the first line of standard input")
 
 
-def _read_password(args) -> None:
+def read_password(args) -> None:
     if not hasattr(args, "password"):
         return
     if args.password_stdin:
         args.password = sys.stdin.readline().rstrip("\r\n")
     elif args.password is None and os.environ.get(PASSWORD_ENV):
         args.password = os.environ[PASSWORD_ENV]
-
-
-def _setup_logging() -> Path | None:
-    log_file = paths.log_dir() / "pagewise.log"
-    try:   # 0600: the log names documents and questions; an unwritable folder is no reason to stop
-        handler = logging.FileHandler(paths.private_file(log_file), encoding="utf-8")
-    except OSError as exc:
-        print(f"pagewise: warning: cannot write the log {log_file} ({exc.strerror or exc}); "
-              "continuing without it", file=sys.stderr)
-        logging.getLogger().addHandler(logging.NullHandler())   # that one line, not one per later warning
-        return None
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
-    return log_file
-
-
-def _emit(args, data: dict, human: str) -> None:
-    if getattr(args, "json", False):
-        print(json.dumps(data, ensure_ascii=False, indent=2))
-    else:
-        print(human)
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    _read_password(args)
-    log_file = _setup_logging()
-    command = args.command or "gui"
-    try:
-        from app import commands
-        handler = getattr(commands, f"cmd_{command}")
-        data, human = handler(args)
-        if data is not None:
-            _emit(args, data, human)
-        return 0
-    except BrokenPipeError:          # `pagewise … | head`: the reader left; not an error
-        sys.stderr.close()
-        return 0
-    except KeyboardInterrupt:
-        print("pagewise: interrupted", file=sys.stderr)
-        return 130
-    except Exception as exc:  # one line for the user, the traceback goes to the log
-        log.error("command %s failed: %s\n%s", command, exc, traceback.format_exc())
-        message = _one_line(exc)
-        if getattr(args, "json", False):
-            print(json.dumps({"error": message, "kind": kind_of(exc).value, "type": type(exc).__name__},
-                             ensure_ascii=False))
-        print(f"pagewise: error: {message}", file=sys.stderr)
-        return 1
-
-
-def _one_line(exc: BaseException) -> str:
-    from app import errors
-    return errors.describe(exc)

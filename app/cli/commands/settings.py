@@ -64,7 +64,7 @@ def _set_secret(args):
     return {"name": name, "stored": True, "keyring": backend}, f"{name} stored in the OS keyring ({backend})"
 
 
-def cmd_settings(args):
+def run(args):
     sub = args.settings_command
     if sub == "get":
         return _get(args)

@@ -1,0 +1,33 @@
+"""`pagewise read FILE…`: the documents read whole into the engine's KV cache ahead of the
+questions (what the window does in the background)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from app.cli.documents import add_all, doc_refs, open_library
+from app.cli.progress import ReadingLine, status_printer
+
+
+def run(args):
+    """Read whole documents ahead of the questions (their KV state is kept): later questions
+    about them are answered whole-document at once."""
+    from app.worker.runtime import EngineRuntime
+
+    lib = open_library()
+    infos = add_all(lib, args.files, args.password, quiet=args.json)
+    refs = doc_refs(infos, args.files)
+    runtime = EngineRuntime(model_id=args.model, on_status=None if args.json else status_printer(),
+                            threads=getattr(args, "threads", None))
+    line = ReadingLine(quiet=args.json, what="reading the document")
+    try:
+        runtime.start()
+        result = runtime.read(lib, refs, on_progress=line.progress)
+    finally:
+        line.done()
+        runtime.stop()
+    names = ", ".join(Path(f).name for f in args.files)
+    human = (f"{names}: already read ({result['tokens']:,} tokens); questions use the whole document"
+             if result.get("already") else
+             f"{names}: read {result['tokens']:,} tokens in {result['seconds']:.1f} s; "
+             "questions about it are now answered from the whole document")
+    return result, human

@@ -1,0 +1,43 @@
+"""`pagewise …`: parse the arguments, run the command, print its result; a failure is one line
+on stderr (and a JSON error with --json), exit 1, the traceback in the log."""
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import traceback
+
+from app.cli.commands import COMMANDS
+from app.cli.logfile import setup_logging
+from app.cli.output import emit
+from app.cli.parser import build_parser, read_password
+from app.core.failures import kind_of
+from app.errors import describe
+
+log = logging.getLogger("pagewise")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    read_password(args)
+    setup_logging()
+    command = args.command or "gui"
+    try:
+        data, human = COMMANDS[command](args)
+        if data is not None:
+            emit(args, data, human)
+        return 0
+    except BrokenPipeError:          # `pagewise … | head`: the reader left; not an error
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        print("pagewise: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # one line for the user, the traceback goes to the log
+        log.error("command %s failed: %s\n%s", command, exc, traceback.format_exc())
+        message = describe(exc)
+        if getattr(args, "json", False):
+            print(json.dumps({"error": message, "kind": kind_of(exc).value, "type": type(exc).__name__},
+                             ensure_ascii=False))
+        print(f"pagewise: error: {message}", file=sys.stderr)
+        return 1
