@@ -163,7 +163,7 @@ class Handler(BaseHTTPRequestHandler):
         request = self._chat_request(body)
         if request is None:
             return
-        from app.worker.llama_chat import Params, RequestError
+        from app.worker.llama.chat import Params, RequestError
         try:
             params = Params.from_request(request)
             with self.server.lock:              # one generation at a time
@@ -267,7 +267,7 @@ class Handler(BaseHTTPRequestHandler):
     def _tokenize(self, messages) -> None:
         """vLLM's /tokenize shape: exact prompt size for the caller's budget (no lock: read-only;
         a disk restore it may start takes the lock on its own thread)."""
-        from app.worker.llama_chat import RequestError
+        from app.worker.llama.chat import RequestError
         try:
             tokens = self.server.engine.prompt_tokens(messages)
         except RequestError as exc:

@@ -1,6 +1,6 @@
 """Our thin OpenAI-compatible llama.cpp worker (the child process the supervisor starts).
 
-    python -m app.worker.llama_server --model PATH --port N --api-key K --n-ctx C [...]
+    python -m app.worker.llama --model PATH --port N --api-key K --n-ctx C [...]
 
 It binds only after the model is loaded, so "health answers 200" means ready. One Llama
 instance; requests are serialised by a lock (llama.cpp contexts are not thread-safe).
@@ -16,7 +16,7 @@ import threading
 import time
 from pathlib import Path
 
-from app.worker.llama_http import WorkerServer, log
+from app.worker.llama.http_server import WorkerServer, log
 
 
 def exit_with_parent() -> None:
@@ -86,7 +86,7 @@ def _restore_latest(engine) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m app.worker.llama_server")
+    ap = argparse.ArgumentParser(prog="python -m app.worker.llama")
     ap.add_argument("--model", required=True)
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, required=True)
@@ -105,8 +105,8 @@ def main(argv: list[str] | None = None) -> None:
         ap.error("--api-key (or PAGEWISE_WORKER_KEY) is required")
     exit_with_parent()
     llm = load(args)
-    from app.worker.kv_store import KvStore, model_key
-    from app.worker.llama_chat import ChatEngine
+    from app.worker.llama.kv_store import KvStore, model_key
+    from app.worker.llama.chat import ChatEngine
     store = None
     if not args.no_kv_store:
         from app.core import paths
