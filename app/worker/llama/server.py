@@ -106,8 +106,8 @@ def main(argv: list[str] | None = None) -> None:
         ap.error(f"--api-key (or {protocol.KEY_ENV}) is required")
     exit_with_parent()
     llm = load(args)
-    from app.worker.llama.kv_store import KvStore, model_key
     from app.worker.llama.chat import ChatEngine
+    from app.worker.llama.kv_store import KvStore, model_key
     store = None
     if not args.no_kv_store:
         from app.core import paths
