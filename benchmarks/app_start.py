@@ -92,7 +92,7 @@ def _child_llama(spawned: float, settle_s: float) -> None:
     import latency_sides
     import llama_cpp
 
-    from app.worker.llama_server import physical_cores
+    from app.worker.llama.server import physical_cores
     path, n_ctx = latency_sides.model_and_context()
     threads = physical_cores()
     llm = llama_cpp.Llama(str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, verbose=False)

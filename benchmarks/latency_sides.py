@@ -102,7 +102,7 @@ class InProcess:
     def __init__(self):
         import llama_cpp
 
-        from app.worker.llama_server import physical_cores
+        from app.worker.llama.server import physical_cores
         path, self.n_ctx = model_and_context()
         self.threads = physical_cores()
         began = common.now()
@@ -111,7 +111,7 @@ class InProcess:
         self.load_s = common.now() - began
 
     def prompt_tokens(self, messages: list[dict]) -> int:
-        from app.worker.llama_chat import ChatEngine
+        from app.worker.llama.chat import ChatEngine
         return len(ChatEngine(self.llm).tokens_for(messages)[0])
 
     def ask(self, messages: list[dict], schema: dict) -> dict:
@@ -120,7 +120,7 @@ class InProcess:
         from llama_cpp.llama_grammar import LlamaGrammar
 
         from app.core.answer import qa
-        from app.worker.llama_chat import schema_to_gbnf
+        from app.worker.llama.chat import schema_to_gbnf
         grammar = LlamaGrammar.from_string(schema_to_gbnf(schema), verbose=False)  # before the clock, as the worker caches it
         first, pieces, began = None, [], common.now()
         for chunk in self.llm.create_chat_completion(

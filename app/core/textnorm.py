@@ -131,7 +131,7 @@ def is_repeat(sentence: str, earlier) -> bool:
     return len(sentence) >= REPEAT_MIN_CHARS and sentence in earlier
 
 
-LOOP_MIN_CHARS = 30     # a loop counts from this length (also the loop guard's tail: app/worker/loop_guard.py)
+LOOP_MIN_CHARS = 30     # a loop counts from this length (also the loop guard's tail: app/worker/llama/loop_guard.py)
 
 
 def without_looping_tail(text: str, longest_unit: int = 200) -> str:

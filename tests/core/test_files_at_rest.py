@@ -92,12 +92,12 @@ def test_vllm_key_file_kept_0600_when_it_existed_looser(pagewise_home, umask_022
 
 
 def test_kv_cache_files_are_0600_in_0700_folders(tmp_path, umask_022):
-    from app.worker.kv_store import KvStore
+    from app.worker.llama.kv_store import KvStore
 
     class ByteStore(KvStore):                # the store's own file handling, a stand-in state
         @staticmethod
         def _write_state(ctx, path, toks):
-            from app.worker.kv_store import _create_private
+            from app.worker.llama.kv_store import _create_private
             with _create_private(path) as f:
                 f.write(b"k" * 100)
             return True

@@ -150,7 +150,7 @@ class Worker:
 
     def __init__(self, kv_dir: Path, read_only_kv: bool = False):
         self.port, self.key = _free_port(), "k" * 32
-        argv = [sys.executable, "-m", "app.worker.llama_server", "--model", str(_model()), "--port", str(self.port),
+        argv = [sys.executable, "-m", "app.worker.llama", "--model", str(_model()), "--port", str(self.port),
                 "--api-key", self.key, "--n-ctx", "2048", "--threads", "1", "--kv-dir", str(kv_dir)]
         self.log = kv_dir.parent / f"worker-{self.port}.log"
         out = open(self.log, "w")
@@ -245,7 +245,7 @@ def test_corrupt_kv_entry_is_dropped_and_the_prompt_read_once(tmp_path, document
 def test_corrupt_entries_are_deleted_not_kept(tmp_path):
     """The store's own checks, without an engine: a .kv too short for its header, and a .tok whose
     tokens do not hash to its name, are deleted when met."""
-    from app.worker.kv_store import KvStore, _digest
+    from app.worker.llama.kv_store import KvStore, _digest
     store = KvStore(tmp_path, "m", min_tokens=1)
     toks = np.arange(600, dtype=np.int32)
     digest = _digest(toks)

@@ -1,5 +1,5 @@
 """Inside a frozen bundle there is no `python -m`: the worker is the bundle's own program started
-with `--worker` (app/__main__.py hands that to llama_server), from the bundle's folder.
+with `--worker` (app/__main__.py hands that to app.worker.llama.server), from the bundle's folder.
 
 The "bundle" here is a real executable file standing in for PyInstaller's: it runs app/__main__.py
 with the venv's Python, exactly as the frozen program runs that entry script."""
@@ -39,7 +39,7 @@ def test_frozen_command_is_the_bundle_program_with_worker(frozen, tmp_path):
 
 def test_source_command_is_python_dash_m():
     spec = llamacpp.launch_spec(Path("m.gguf"), n_ctx=2048)
-    assert spec.argv[:3] == [sys.executable, "-m", "app.worker.llama_server"]
+    assert spec.argv[:3] == [sys.executable, "-m", "app.worker.llama"]
     assert spec.cwd == ROOT
 
 

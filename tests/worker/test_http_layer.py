@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app.worker.llama_http import MAX_CONNECTIONS
+from app.worker.llama.http_server import MAX_CONNECTIONS
 from tests.worker.test_llama_server import start_worker
 
 pytestmark = pytest.mark.slow

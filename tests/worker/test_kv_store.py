@@ -7,8 +7,8 @@ import time
 import numpy as np
 import pytest
 
-from app.worker.kv_store import KvStore, common_prefix, model_key
-from app.worker.llama_chat import ChatEngine, Params
+from app.worker.llama.kv_store import KvStore, common_prefix, model_key
+from app.worker.llama.chat import ChatEngine, Params
 from tests.worker.llama_inproc import document, model_path, new_llama  # noqa: F401 (fixtures)
 
 

@@ -9,8 +9,8 @@ import llama_cpp
 import numpy as np
 import pytest
 
-from app.worker.kv_store import MAGIC, KvStore, model_key
-from app.worker.llama_chat import ChatEngine, Params
+from app.worker.llama.kv_store import MAGIC, KvStore, model_key
+from app.worker.llama.chat import ChatEngine, Params
 from tests.worker.llama_inproc import document, model_path, new_llama  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.slow

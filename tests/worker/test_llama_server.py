@@ -250,7 +250,7 @@ def test_grammar_keeps_utf8_constants_and_a_bounded_cache():
     from llama_cpp.llama_grammar import LlamaGrammar
 
     from app.core.answer import prompts
-    from app.worker import llama_chat
+    from app.worker.llama import chat as llama_chat
     quotes = ["违约金不得超过损失。", "the “Service” works", '13.18 "Framework Terms" means', "a \\ b"]
     gbnf = llama_chat.schema_to_gbnf(prompts.answer_schema(quotes, 300))
     assert "违约金不得超过损失。" in gbnf and "“Service”" in gbnf and "\\u" not in gbnf

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from app.worker.loop_guard import AnswerLoopGuard, answer_body, looping
+from app.worker.llama.loop_guard import AnswerLoopGuard, answer_body, looping
 from tests.worker.llama_inproc import model_path, new_llama  # noqa: F401 (fixture)
 
 LOOP = "The document has 5 pages. The document is 5 pages long. The document is 5 pages long. "

@@ -10,7 +10,7 @@ import pytest
 from llama_cpp.llama_grammar import LlamaGrammar
 
 from app.core.answer import qa, review
-from app.worker.llama_chat import schema_to_gbnf
+from app.worker.llama.chat import schema_to_gbnf
 
 
 def _part():

@@ -44,10 +44,11 @@ def _llama_gpu_offload() -> bool | None:
 
 
 def _offload_line(offload: bool, plan) -> str:
+    from app.core.plan.types import EngineName
     if offload:
         return "llama.cpp GPU offload: yes (this build can put layers on the GPU)"
     line = "llama.cpp GPU offload: no (a CPU-only build"
-    if plan.engine == "llamacpp" and plan.n_gpu_layers:
+    if plan.engine is EngineName.LLAMACPP and plan.n_gpu_layers:
         line += "; the plan's GPU layers will run on the CPU"
     return line + "; scripts/setup.sh builds it with CUDA where the CUDA toolkit's nvcc is found)"
 

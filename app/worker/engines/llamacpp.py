@@ -53,7 +53,7 @@ def worker_command() -> list[str]:
     `--worker`, which app/__main__.py hands to llama_server.main."""
     if getattr(sys, "frozen", False):
         return [sys.executable, "--worker"]
-    return [sys.executable, "-m", "app.worker.llama_server"]
+    return [sys.executable, "-m", "app.worker.llama"]
 
 
 def worker_cwd() -> Path:

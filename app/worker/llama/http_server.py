@@ -21,7 +21,8 @@ import urllib.parse
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-PREFIX = "pagewise-worker:"
+from app.worker import protocol
+
 MAX_CONNECTIONS = 32          # connection threads at once: the app uses 2-4 (answer, health, metrics)
 IDLE_TIMEOUT_S = float(os.environ.get("PAGEWISE_WORKER_IDLE_S") or 15)   # the env var: tests
 MAX_BODY = 64 * 1024**2       # a whole-document prompt is a few MB of JSON
@@ -29,7 +30,7 @@ MAX_BODY = 64 * 1024**2       # a whole-document prompt is a few MB of JSON
 
 def log(msg: str) -> None:
     try:
-        print(f"{PREFIX} {msg}", flush=True)
+        print(f"{protocol.LOG_PREFIX} {msg}", flush=True)
     except OSError:          # the supervisor's end of the pipe is gone; answering matters more
         pass
 
@@ -67,7 +68,8 @@ class Metrics:
         lines = []
         for name, value in values.items():
             kind = "counter" if name.endswith("_total") else "gauge"
-            lines += [f"# TYPE pagewise_{name} {kind}", f"pagewise_{name} {value}"]
+            metric = protocol.METRIC_PREFIX + name
+            lines += [f"# TYPE {metric} {kind}", f"{metric} {value}"]
         return "\n".join(lines) + "\n"
 
 
@@ -163,7 +165,7 @@ class Handler(BaseHTTPRequestHandler):
         request = self._chat_request(body)
         if request is None:
             return
-        from app.worker.llama_chat import Params, RequestError
+        from app.worker.llama.chat import Params, RequestError
         try:
             params = Params.from_request(request)
             with self.server.lock:              # one generation at a time
@@ -223,7 +225,7 @@ class Handler(BaseHTTPRequestHandler):
                     self._start_stream()
                     self._chunk(base, {"role": "assistant", "content": ""}, None)
                     started = True
-                self._write_chunk(f": prompt {done}/{total}\n\n".encode())
+                self._write_chunk(protocol.progress_comment(done, total))
                 self.wfile.flush()
             except OSError:           # the client left: the next cancel check stops the read
                 gone = True
@@ -267,7 +269,7 @@ class Handler(BaseHTTPRequestHandler):
     def _tokenize(self, messages) -> None:
         """vLLM's /tokenize shape: exact prompt size for the caller's budget (no lock: read-only;
         a disk restore it may start takes the lock on its own thread)."""
-        from app.worker.llama_chat import RequestError
+        from app.worker.llama.chat import RequestError
         try:
             tokens = self.server.engine.prompt_tokens(messages)
         except RequestError as exc:

@@ -28,8 +28,8 @@ from llama_cpp.llama_grammar import (
     SchemaConverter,
 )
 
-from app.worker.kv_store import KvStore, common_prefix
-from app.worker.loop_guard import AnswerLoopGuard
+from app.worker.llama.kv_store import KvStore, common_prefix
+from app.worker.llama.loop_guard import AnswerLoopGuard
 
 GRAMMARS_CACHE = 4        # compiled answer grammars kept (each prompt's quotes make its own schema)
 TOKENS_CACHE = 4          # tokenized prompts kept (a /tokenize, then the chat with the same messages)

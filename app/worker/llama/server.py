@@ -1,6 +1,6 @@
 """Our thin OpenAI-compatible llama.cpp worker (the child process the supervisor starts).
 
-    python -m app.worker.llama_server --model PATH --port N --api-key K --n-ctx C [...]
+    python -m app.worker.llama --model PATH --port N --api-key K --n-ctx C [...]
 
 It binds only after the model is loaded, so "health answers 200" means ready. One Llama
 instance; requests are serialised by a lock (llama.cpp contexts are not thread-safe).
@@ -16,13 +16,14 @@ import threading
 import time
 from pathlib import Path
 
-from app.worker.llama_http import WorkerServer, log
+from app.worker import protocol
+from app.worker.llama.http_server import WorkerServer, log
 
 
 def exit_with_parent() -> None:
     """The supervisor starts us in our own session (so it can kill our group); that also means
     nothing kills us if the app itself is killed. Watch the parent and leave with it."""
-    parent = int(os.environ.get("PAGEWISE_PARENT_PID") or 0)
+    parent = int(os.environ.get(protocol.PARENT_PID_ENV) or 0)
     if not parent or os.getppid() != parent:
         return
 
@@ -86,11 +87,11 @@ def _restore_latest(engine) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m app.worker.llama_server")
+    ap = argparse.ArgumentParser(prog=f"python -m {protocol.MODULE}")
     ap.add_argument("--model", required=True)
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, required=True)
-    ap.add_argument("--api-key", default=os.environ.get("PAGEWISE_WORKER_KEY", ""))
+    ap.add_argument("--api-key", default=os.environ.get(protocol.KEY_ENV, ""))
     ap.add_argument("--n-ctx", type=int, default=8192)
     ap.add_argument("--n-gpu-layers", type=int, default=0)
     ap.add_argument("--threads", type=int, default=physical_cores())
@@ -102,11 +103,11 @@ def main(argv: list[str] | None = None) -> None:
                     help="read this many filler tokens at start to measure prefill speed (/metrics)")
     args = ap.parse_args(argv)
     if not args.api_key:
-        ap.error("--api-key (or PAGEWISE_WORKER_KEY) is required")
+        ap.error(f"--api-key (or {protocol.KEY_ENV}) is required")
     exit_with_parent()
     llm = load(args)
-    from app.worker.kv_store import KvStore, model_key
-    from app.worker.llama_chat import ChatEngine
+    from app.worker.llama.chat import ChatEngine
+    from app.worker.llama.kv_store import KvStore, model_key
     store = None
     if not args.no_kv_store:
         from app.core import paths
