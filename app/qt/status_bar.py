@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QStatusBar, QWidget
 
 from app.qt import workers
 from app.qt.gauges import MemoryGauge, kv_share
+from app.worker import protocol
 
 STATE_COLOURS = {"ready": "#3a9d5d", "failed": "#d64541", "dead": "#d64541",
                  "notresponding": "#d99a1e", "downgrade": "#d99a1e", "stopped": "#888888"}
@@ -40,7 +41,7 @@ def take_readings(ctx, runtime) -> Readings:
 
 def _kv_bytes(runtime, metrics: dict) -> float | None:
     """Bytes of KV cache in use, where the engine reports cells (our llama.cpp worker)."""
-    cells = metrics.get("pagewise_kv_cache_used_cells")
+    cells = metrics.get(protocol.KV_CACHE_USED_CELLS)
     plan = getattr(runtime, "plan", None)
     if cells is None or plan is None:
         return None

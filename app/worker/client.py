@@ -17,7 +17,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from app.worker import errors
+from app.worker import errors, protocol
 
 
 @dataclass
@@ -51,7 +51,7 @@ def kv_cache_usage(metrics: dict[str, float]) -> float | None:
     """KV-cache use in 0..1 from our worker's or vLLM's /metrics (parsed {name: value}): the one
     reader for every engine. vLLM's older versions say gpu_cache_usage_perc; despite "perc",
     both vLLM names are fractions (1 = full)."""
-    for name in ("pagewise_kv_cache_usage_ratio", "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"):
+    for name in (protocol.KV_CACHE_USAGE, "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"):
         value = metrics.get(name)
         if isinstance(value, (int, float)):
             return max(0.0, min(1.0, float(value)))
@@ -60,7 +60,7 @@ def kv_cache_usage(metrics: dict[str, float]) -> float | None:
 
 STALL_S = 120.0           # default stall deadline: seconds without a byte from the engine
 CONNECT_S = 5.0           # connecting to a local or team endpoint takes milliseconds when it is up
-_PROGRESS = re.compile(r":\s*prompt (\d+)/(\d+)")
+_PROGRESS = protocol.PROGRESS_COMMENT
 
 
 class ChatClient:

@@ -15,7 +15,7 @@ from typing import Callable
 from app.core.answer import prompts, qa
 from app.core.answer.conversation import Conversation
 from app.core.answer.reading_memory import ReadingMemory
-from app.worker import recovery
+from app.worker import protocol, recovery
 from app.worker.engine import Engine, Launcher
 from app.worker.engines.base import EngineAdapter, LaunchOptions
 from app.worker.errors import WorkerUnavailable
@@ -250,7 +250,7 @@ class EngineRuntime:
         """Our worker measures right after it starts listening and says so in /metrics."""
         deadline = time.monotonic() + CALIBRATION_WAIT_S
         while time.monotonic() < deadline and self.engine.running:
-            measured = self.engine.metrics().get("pagewise_prefill_calibrated_tokens_per_second", 0)
+            measured = self.engine.metrics().get(protocol.PREFILL_TOKENS_PER_S, 0)
             if measured:
                 return measured
             time.sleep(0.1)

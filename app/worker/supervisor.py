@@ -21,6 +21,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Callable
 
+from app.worker import protocol
 from app.worker.errors import StartError, StartTimeout, WorkerExited
 from app.worker.launch import LaunchSpec
 
@@ -134,7 +135,7 @@ class Supervisor:
     # --- start-up -----------------------------------------------------------------------------
     def _spawn(self) -> None:
         # PAGEWISE_PARENT_PID: our own worker exits when we die, even by SIGKILL (it has its own session).
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", "PAGEWISE_PARENT_PID": str(os.getpid()),
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", protocol.PARENT_PID_ENV: str(os.getpid()),
                **{k: str(v) for k, v in self.spec.env.items()}}
         kwargs: dict = {}
         if os.name == "posix":

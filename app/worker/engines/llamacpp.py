@@ -1,4 +1,4 @@
-"""How to launch our llama.cpp worker (app.worker.llama_server) and how to read its failures."""
+"""How to launch our llama.cpp worker (app.worker.llama, the child process) and how to read its failures."""
 from __future__ import annotations
 
 import re
@@ -7,13 +7,14 @@ from pathlib import Path
 
 from app.core.plan.types import EngineName, Plan
 from app.worker import errors
+from app.worker import protocol
 from app.worker.engines import base as rules
 from app.worker.engines.base import EngineAdapter, FailureRule, LaunchOptions
 from app.worker.launch import LaunchSpec
 from app.worker.ports import free_port, random_key
 
 # Lines that mean "still loading": our own progress lines and llama.cpp's loader output.
-PROGRESS = (r"pagewise-worker: (loading|model loaded)", r"^llama_model_loader:", r"^load_tensors:",
+PROGRESS = (re.escape(protocol.LOG_PREFIX) + r" (loading|model loaded)", r"^llama_model_loader:", r"^load_tensors:",
             r"^llama_context:", r"^llama_kv_cache", r"^print_info:")
 
 _OOM = re.compile(r"failed to allocate|cudaMalloc failed|out of memory|ggml_backend_\w*buffer\w*.*(failed|alloc)"
@@ -48,12 +49,12 @@ def classify(lines: list[str]) -> errors.StartError | None:
 
 
 def worker_command() -> list[str]:
-    """How to start our worker: `python -m app.worker.llama_server` from a source tree or venv;
+    """How to start our worker: `python -m app.worker.llama` from a source tree or venv;
     inside a frozen bundle (PyInstaller) there is no `-m`: the bundle's own program is started with
-    `--worker`, which app/__main__.py hands to llama_server.main."""
+    `--worker`, which app/__main__.py hands to app.worker.llama.server.main."""
     if getattr(sys, "frozen", False):
         return [sys.executable, "--worker"]
-    return [sys.executable, "-m", "app.worker.llama"]
+    return [sys.executable, "-m", protocol.MODULE]
 
 
 def worker_cwd() -> Path:
@@ -83,7 +84,7 @@ def launch_spec(model_path: Path, n_ctx: int, n_gpu_layers: int = 0, threads: in
     if calibrate_tokens:          # measure prefill speed once, before any KV state is restored
         argv += ["--calibrate-tokens", str(calibrate_tokens)]
     where = "CPU" if n_gpu_layers == 0 else f"{n_gpu_layers} layers on GPU"
-    return LaunchSpec(argv=argv, env={"PAGEWISE_WORKER_KEY": key}, base_url=f"http://{host}:{port}/v1",
+    return LaunchSpec(argv=argv, env={protocol.KEY_ENV: key}, base_url=f"http://{host}:{port}/v1",
                       api_key=key, model_name=model_name, engine="llamacpp", progress_patterns=PROGRESS,
                       classify=classify, ready_timeout_s=ready_timeout_s, stall_timeout_s=stall_timeout_s,
                       cwd=worker_cwd(),
