@@ -8,7 +8,6 @@ import sqlite3
 import pytest
 
 from app.core.documents import errors, ocr
-from app.core.library import Library
 
 # file → (expected error, or None when it opens; text that must be in the message/warnings)
 BAD = {
@@ -32,13 +31,6 @@ BAD = {
     "pdfjs-vertical-japanese.pdf": (None, ""),
     "pdfjs-arabic-cid-truetype.pdf": (None, ""),
 }
-
-
-@pytest.fixture
-def lib(tmp_path):
-    library = Library(tmp_path / "lib.sqlite")
-    yield library
-    library.close()
 
 
 def _rows(lib) -> int:

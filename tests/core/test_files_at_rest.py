@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.corpus import corpus_path
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "resources" / "samples" / "common-paper-mnda.pdf"
-CORPUS = Path(os.environ.get("PAGEWISE_CORPUS", ROOT.parent / "shared" / "corpus"))
 
 
 @pytest.fixture
@@ -141,9 +142,7 @@ def test_index_and_ask_leave_only_private_files(tmp_path):
 
 def test_password_from_stdin_or_environment_not_argv(tmp_path):
     """--password shows in `ps`; --password-stdin and PAGEWISE_PDF_PASSWORD do not."""
-    pdf = CORPUS / "bad" / "encrypted-user-password.pdf"
-    if not pdf.is_file():
-        pytest.skip(f"corpus not found at {CORPUS}")
+    pdf = corpus_path("bad/encrypted-user-password.pdf")
     res = pagewise("retrieve", str(pdf), "-q", "parties", "--password-stdin", "--json",
                    home=tmp_path / "a", stdin="corpus-user-2024\n")
     assert res.returncode == 0 and "Confidential" in res.stdout, res.stderr

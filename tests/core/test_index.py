@@ -7,6 +7,7 @@ import pytest
 
 from app.core.search.queries import parse_query
 from app.core.search.tokens import bigrams, index_text
+from tests.support.strict import need_module
 
 
 def test_cjk_runs_become_bigrams_and_latin_stays_words():
@@ -86,7 +87,7 @@ def test_whole_corpus_indexes(corpus, tmp_path):
     import time
 
     from app.core.library import Library
-    from tests.conftest import corpus_files
+    from tests.support.corpus import corpus_files
     lib = Library(tmp_path / "lib.sqlite")
     start = time.perf_counter()
     pages = sum(lib.add(p).page_count for p in corpus_files())
@@ -109,7 +110,7 @@ def test_dense_weight_follows_the_languages():
 
 
 def test_chinese_questions_use_words_when_jieba_is_installed(monkeypatch):
-    pytest.importorskip("jieba")
+    need_module("jieba", "a dependency")
     q = parse_query("签约时约定的定金金额有没有法定上限？")
     assert "定金" in q.terms and "法定" in q.terms and "约时" not in q.terms
     from app.core.search import queries

@@ -8,7 +8,7 @@ import sys
 from app.core.documents import ocr
 from app.core.library import Library
 from app.core.paths import library_path
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 
 def pagewise(*argv: str) -> subprocess.CompletedProcess:

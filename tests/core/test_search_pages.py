@@ -55,13 +55,13 @@ def test_index_counts_are_kept_until_the_library_changes(tmp_path):
     and recounted once the library changes: by this connection or by another process."""
     import sqlite3
 
-    from tests.conftest import CORPUS
+    from tests.support.corpus import corpus_path
     from app.core.library import Library
     from app.core.search.queries import quote
 
     lib = Library(tmp_path / "lib.sqlite")
     try:
-        lib.add(CORPUS / "contracts-en" / "common-paper-mnda.pdf")
+        lib.add(corpus_path("contracts-en/common-paper-mnda.pdf"))
         con = lib._con
         term = "confidential"
 
@@ -70,7 +70,7 @@ def test_index_counts_are_kept_until_the_library_changes(tmp_path):
                                "chunk_fts.rowid WHERE chunk_fts MATCH ?", ("body : " + quote(term),)).fetchone()[0]
         assert fts.docs_using(con, term) == real_docs() == 1
         idf_one = fts._idf(con, (term,))[term]
-        lib.add(CORPUS / "contracts-en" / "common-paper-baa.pdf")        # this connection writes
+        lib.add(corpus_path("contracts-en/common-paper-baa.pdf"))        # this connection writes
         assert fts.docs_using(con, term) == real_docs() == 2
         assert fts._idf(con, (term,))[term] != idf_one
         other = sqlite3.connect(tmp_path / "lib.sqlite")                   # another process's write

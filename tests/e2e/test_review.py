@@ -12,7 +12,8 @@ import sys
 import pymupdf
 import pytest
 
-from tests.conftest import CORPUS, ROOT
+from tests.support import ROOT
+from tests.support.corpus import corpus_path
 
 PARTS = ["common-paper-csa.pdf", "common-paper-software-license.pdf", "common-paper-partnership.pdf",
          "common-paper-dpa.pdf", "common-paper-mnda.pdf", "bonterms-dpa-v1.0.pdf"]
@@ -21,7 +22,7 @@ PARTS = ["common-paper-csa.pdf", "common-paper-software-license.pdf", "common-pa
 def long_contract(path) -> int:
     out = pymupdf.open()
     for name in PARTS:
-        with pymupdf.open(CORPUS / "contracts-en" / name) as doc:
+        with pymupdf.open(corpus_path(f"contracts-en/{name}")) as doc:
             out.insert_pdf(doc)
     count = out.page_count
     out.save(path)

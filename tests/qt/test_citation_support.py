@@ -6,13 +6,13 @@ import pymupdf
 
 from app.core.answer.citations import verify, with_support
 from app.qt.citation_panel import NOT_SUPPORTS, SUPPORTS, CitationPanel
-from tests.qt.conftest import corpus_pdf
+from tests.support.corpus import corpus_path
 
 QUESTION = "How long do the confidentiality obligations last under the MNDA?"
 
 
 def mnda_pages() -> dict[int, str]:
-    with pymupdf.open(corpus_pdf("contracts-en/common-paper-mnda.pdf")) as doc:
+    with pymupdf.open(corpus_path("contracts-en/common-paper-mnda.pdf")) as doc:
         return {i + 1: p.get_text() for i, p in enumerate(doc)}
 
 

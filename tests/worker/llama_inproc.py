@@ -7,7 +7,7 @@ import pymupdf
 import pytest
 
 from app.core.models.catalogue import load_catalogue, local_path
-from tests.conftest import CORPUS
+from tests.support.corpus import corpus_path
 
 
 @pytest.fixture(scope="module")
@@ -17,10 +17,7 @@ def model_path():
 
 @pytest.fixture(scope="module")
 def document() -> str:
-    pdf = CORPUS / "contracts-en" / "common-paper-mnda.pdf"
-    if not pdf.is_file():
-        pytest.skip(f"corpus not found at {CORPUS}")
-    with pymupdf.open(pdf) as doc:
+    with pymupdf.open(corpus_path("contracts-en/common-paper-mnda.pdf")) as doc:
         return doc[0].get_text()[:1500]
 
 
