@@ -111,7 +111,7 @@ def test_kv_cache_files_are_0600_in_0700_folders(tmp_path, umask_022):
     assert loose(root) == []
 
     # the real state writer (mmap + fallocate) with a real llama.cpp context
-    from tests.worker.llama_inproc import new_llama
+    from tests.support.llama_inproc import new_llama
     from app.core.models.catalogue import load_catalogue, local_path
     llm = new_llama(local_path(load_catalogue().default), n_ctx=256)
     tokens = llm.tokenize(b"The quick brown fox jumps over the lazy dog.", add_bos=True)

@@ -163,3 +163,16 @@ def refs_for(lib, path) -> list:
     """One document, added to the library, as a question's reference."""
     from app.core.answer import qa
     return [qa.DocRef(1, lib.add(path).id, str(path))]
+
+
+# --- llama_cpp in-process (tests/support/llama_inproc.py)
+@pytest.fixture(scope="module")
+def model_path():
+    from tests.support.llama_inproc import embedded_model
+    return embedded_model()
+
+
+@pytest.fixture(scope="module")
+def document() -> str:
+    from tests.support.llama_inproc import contract_page
+    return contract_page()

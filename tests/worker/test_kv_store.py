@@ -9,7 +9,7 @@ import pytest
 
 from app.worker.kv_store import KvStore, common_prefix, model_key
 from app.worker.llama_chat import ChatEngine, Params
-from tests.worker.llama_inproc import document, model_path, new_llama  # noqa: F401 (fixtures)
+from tests.support.llama_inproc import new_llama
 
 
 class ByteStore(KvStore):

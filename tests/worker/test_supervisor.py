@@ -17,7 +17,7 @@ from app.worker.client import ChatClient
 from app.worker.engines import llamacpp
 from app.worker.restart import ManagedWorker, RestartPolicy
 from app.worker.supervisor import Supervisor, WorkerStatus
-from tests.worker.fake_server import fake_spec
+from tests.support.fake_server import fake_spec
 from tests.support.waiting import wait_for
 
 OOM_LINE = ("ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size 17179869184")

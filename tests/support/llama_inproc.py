@@ -1,22 +1,24 @@
-"""Shared by the worker tests that drive llama_cpp in-process: the embedded model, a fresh
-Llama, and one page of real contract text as the document."""
+"""For the worker tests that drive llama_cpp in-process: the embedded model, a fresh Llama, and
+one page of real contract text as the document (the fixtures `model_path` and `document` in
+tests/worker/conftest.py hand the first and last to the tests)."""
 from __future__ import annotations
+
+from pathlib import Path
 
 import llama_cpp
 import pymupdf
-import pytest
 
 from app.core.models.catalogue import load_catalogue, local_path
 from tests.support.corpus import corpus_path
 
 
-@pytest.fixture(scope="module")
-def model_path():
+def embedded_model() -> Path:
+    """The GGUF of the catalogue's default (embedded) model."""
     return local_path(load_catalogue().default)
 
 
-@pytest.fixture(scope="module")
-def document() -> str:
+def contract_page() -> str:
+    """The first 1,500 characters of the mutual NDA's first page."""
     with pymupdf.open(corpus_path("contracts-en/common-paper-mnda.pdf")) as doc:
         return doc[0].get_text()[:1500]
 
