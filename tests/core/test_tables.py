@@ -18,7 +18,7 @@ def make_table_pdf(path) -> pymupdf.Rect:
     doc = pymupdf.open()
     page = doc.new_page()
     page.insert_text((72, 80), "Schedule A. The fees below are payable in advance.", fontsize=11)
-    x, y, w, h = [72, 200, 328, 456], 120, 128, 24
+    x, y, h = [72, 200, 328, 456], 120, 24
     for r, row in enumerate(ROWS):
         for c, cell in enumerate(row):
             page.insert_text((x[c] + 6, y + r * h + 16), cell, fontsize=11)

@@ -44,7 +44,7 @@ def test_review_of_a_49_page_document_cites_its_parts(tmp_path):
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600)
     assert run.returncode == 0, run.stderr[-2000:]
     data = json.loads(run.stdout)
-    progress = [l for l in run.stderr.splitlines() if l.startswith("[review] part ")]
+    progress = [line for line in run.stderr.splitlines() if line.startswith("[review] part ")]
     n = len(data["parts"])
     assert n >= 8 and progress[0].startswith(f"[review] part 1 of {n}") and f"part {n} of {n}" in progress[-1]
     assert data["assembled_from_parts"] and "Assembled from" in data["answer"]

@@ -86,7 +86,7 @@ def test_a_review_template_runs_by_parts_within_the_time_budget(qtbot, window, l
                 if b.text() == "Deadlines"]
     with qtbot.waitSignal(win.sig_answer_shown, timeout=ANSWER_TIMEOUT_MS):
         button.click()
-        qtbot.waitUntil(lambda: any(l.startswith("reviewing part 2 of") for l in lines), timeout=ANSWER_TIMEOUT_MS)
+        qtbot.waitUntil(lambda: any(line.startswith("reviewing part 2 of") for line in lines), timeout=ANSWER_TIMEOUT_MS)
         win.grab().save(str(SHOTS / "review-progress.png"))
     entry = win.chat.entries[-1]
     assert entry.state == "done", entry.meta

@@ -18,7 +18,7 @@ def mnda_pages() -> dict[int, str]:
 
 def test_card_shows_what_was_checked_and_whether_it_supports(qtbot):
     pages = mnda_pages()
-    line = max((l.strip() for l in pages[2].splitlines()), key=len)
+    line = max((text.strip() for text in pages[2].splitlines()), key=len)
     cited = verify(1, "mnda.pdf", 2, line, pages)
     assert cited.verified
     backed, = with_support([cited], line, QUESTION)          # the answer restates the quote

@@ -17,7 +17,7 @@ PASSWORD = "corpus-user-2024"
 
 def longest_line(library, doc_id: int, page: int) -> str:
     """A real sentence from the page's own text (what a verified quote looks like)."""
-    lines = [l.strip() for l in library.page_text(doc_id, page).splitlines()]
+    lines = [line.strip() for line in library.page_text(doc_id, page).splitlines()]
     return max(lines, key=len)
 
 
