@@ -31,6 +31,14 @@ def lib(tmp_path):
     library.close()
 
 
+@pytest.fixture
+def file_keyring(tmp_path):
+    """keyring stores secrets in a JSON file under tmp_path for the test (tests/support/file_keyring.py)."""
+    from tests.support.file_keyring import FileKeyring, keyring_backend
+    with keyring_backend(FileKeyring(tmp_path / "keyring.json")) as backend:
+        yield backend
+
+
 @pytest.fixture(scope="session")
 def corpus_library(corpus, tmp_path_factory):
     """One library holding the whole corpus, built once per test session."""

@@ -81,21 +81,18 @@ def test_empty_doc_filter_finds_nothing(corpus_library):
     assert lib.search("license", doc_ids=[]) == []
 
 
-def test_whole_corpus_indexes(corpus, tmp_path):
+def test_whole_corpus_indexes(corpus, lib):
     """Every corpus PDF indexes, all 212 pages. The time is printed, not asserted: speed is
     benchmarks/ingest.py's business (a shared 2-core machine makes a bound here flaky)."""
     import time
 
-    from app.core.library import Library
     from tests.support.corpus import corpus_files
-    lib = Library(tmp_path / "lib.sqlite")
     start = time.perf_counter()
     pages = sum(lib.add(p).page_count for p in corpus_files())
     seconds = time.perf_counter() - start
     print(f"\nindexed {pages} pages in {seconds:.2f} s")
     assert pages == 212
     assert len(lib.documents()) == len(corpus_files())
-    lib.close()
 
 
 def test_dense_weight_follows_the_languages():

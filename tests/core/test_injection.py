@@ -37,12 +37,10 @@ def make_lease(path: Path) -> Path:
 
 
 @pytest.fixture()
-def lease(tmp_path) -> tuple[Library, int, dict[int, str]]:
-    lib = Library(tmp_path / "library.sqlite")
+def lease(lib, tmp_path) -> tuple[Library, int, dict[int, str]]:
     info = lib.add(make_lease(tmp_path / "lease.pdf"))
     pages = {p.number: p.text for p in lib.pages(info.id)}
-    yield lib, info.id, pages
-    lib.close()
+    return lib, info.id, pages
 
 
 def test_injection_on_the_lease_page_is_flagged(lease):

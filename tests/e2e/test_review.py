@@ -13,21 +13,7 @@ import pymupdf
 import pytest
 
 from tests.support import ROOT
-from tests.support.corpus import corpus_path
-
-PARTS = ["common-paper-csa.pdf", "common-paper-software-license.pdf", "common-paper-partnership.pdf",
-         "common-paper-dpa.pdf", "common-paper-mnda.pdf", "bonterms-dpa-v1.0.pdf"]
-
-
-def long_contract(path) -> int:
-    out = pymupdf.open()
-    for name in PARTS:
-        with pymupdf.open(corpus_path(f"contracts-en/{name}")) as doc:
-            out.insert_pdf(doc)
-    count = out.page_count
-    out.save(path)
-    out.close()
-    return count
+from tests.support.corpus import long_contract
 
 
 @pytest.mark.slow

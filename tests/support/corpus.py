@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 from typing import NoReturn
 
+import pymupdf
+
 from tests.support import ROOT
 from tests.support.strict import unavailable
 
@@ -41,3 +43,20 @@ def dev_questions() -> list[dict]:
     if not EVAL.is_file():
         missing(EVAL)
     return [json.loads(line) for line in EVAL.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+# six contracts, one after another: a 49-page document for the review tests
+LONG_CONTRACT_PARTS = ["common-paper-csa.pdf", "common-paper-software-license.pdf", "common-paper-partnership.pdf",
+                       "common-paper-dpa.pdf", "common-paper-mnda.pdf", "bonterms-dpa-v1.0.pdf"]
+
+
+def long_contract(path: Path) -> int:
+    """Write the six contracts into one PDF at `path`; returns its page count."""
+    out = pymupdf.open()
+    for name in LONG_CONTRACT_PARTS:
+        with pymupdf.open(corpus_path(f"contracts-en/{name}")) as doc:
+            out.insert_pdf(doc)
+    count = out.page_count
+    out.save(path)
+    out.close()
+    return count
