@@ -112,7 +112,7 @@ def test_a_table_cell_citation_highlights_its_cell(qtbot, window, tmp_path):
     """A cell quote as the index holds it ("Support | Annual = $3,000") lights up that cell,
     not the same amount elsewhere on the page."""
     import pymupdf
-    from tests.core.test_tables import make_table_pdf
+    from tests.support.table_pdf import make_table_pdf
     fees = tmp_path / "fees.pdf"
     make_table_pdf(fees)
     with qtbot.waitSignal(window.sig_documents_ready, timeout=60000):

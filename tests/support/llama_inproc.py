@@ -25,3 +25,11 @@ def contract_page() -> str:
 
 def new_llama(model_path, n_ctx=2048) -> llama_cpp.Llama:
     return llama_cpp.Llama(str(model_path), n_ctx=n_ctx, n_threads=1, verbose=False)
+
+
+def ask(engine, messages, params) -> tuple[str, object]:
+    """One chat through a ChatEngine: its whole text and its last usage."""
+    text, usage = "", None
+    for delta, usage in engine.chat(messages, params):
+        text += delta
+    return text, usage
