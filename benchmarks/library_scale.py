@@ -111,8 +111,8 @@ def main(argv=None) -> dict:
         ingest_s = common.now() - start
         dense_figures = fill_vectors(lib, len(files) - args.docs) if args.dense else {}
         size_mb = sum(p.stat().st_size for p in home.glob("library.sqlite*")) / 1e6
-        questions = [json.loads(l)["question"] for l in common.EVAL.read_text(encoding="utf-8").splitlines()
-                     if l.strip()][: args.queries]
+        questions = [json.loads(line)["question"] for line in common.EVAL.read_text(encoding="utf-8").splitlines()
+                     if line.strip()][: args.queries]
         lib.search(questions[0], k=5)                 # warm: first query builds caches
         times = []
         for q in questions:

@@ -197,7 +197,7 @@ def main(argv=None) -> dict:
         experiment.append("--free-quotes")
     if args.repeat_penalty is not None:
         experiment.append(f"--repeat-penalty {args.repeat_penalty:g}")
-    questions = [json.loads(l) for l in args.eval.read_text(encoding="utf-8").splitlines() if l.strip()]
+    questions = [json.loads(line) for line in args.eval.read_text(encoding="utf-8").splitlines() if line.strip()]
     if args.quick:
         # CI checks that it runs, not what it scores: a short context and a short answer
         args.limit, args.mode, qa.RETRIEVAL_PAGES, qa.ANSWER_TOKENS = 1, "retrieval", 2, 48
@@ -225,7 +225,7 @@ def _refresh_retrieval(args) -> dict:
     from app.core.library import Library
     path = Path(args.out or common.OUT) / f"{args.name}.json"
     old = json.loads(path.read_text(encoding="utf-8"))
-    questions = [json.loads(l) for l in args.eval.read_text(encoding="utf-8").splitlines() if l.strip()]
+    questions = [json.loads(line) for line in args.eval.read_text(encoding="utf-8").splitlines() if line.strip()]
     with common.temp_home("pagewise-quality-"), tempfile.TemporaryDirectory() as tmp:
         lib = Library(Path(tmp) / "library.sqlite")
         ids = {str(p.relative_to(common.CORPUS)): lib.add(p).id for p in common.corpus_files()}

@@ -214,8 +214,8 @@ def main(argv=None) -> None:
                     help="with --rerank: the catalogue model that chooses (default: the catalogue's default)")
     args = ap.parse_args(argv)
     _apply_settings(args.settings)
-    questions = [json.loads(l) for l in (args.eval or args.corpus.parent / "eval" / "dev.jsonl")
-                 .read_text(encoding="utf-8").splitlines() if l.strip()]
+    questions = [json.loads(line) for line in (args.eval or args.corpus.parent / "eval" / "dev.jsonl")
+                 .read_text(encoding="utf-8").splitlines() if line.strip()]
     with tempfile.TemporaryDirectory() as tmp:
         lib = Library(Path(tmp) / "library.sqlite")
         start = time.perf_counter()

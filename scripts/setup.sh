@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Idempotent set-up: system packages (CJK font, Qt's X/EGL libraries), the .venv, the app.
-# Usage: scripts/setup.sh [--test]     (--test adds pytest, pytest-qt, import-linter)
+# Usage: scripts/setup.sh [--test]     (--test adds pytest, pytest-qt, import-linter, ruff)
 # Fast when nothing changed: a stamp keyed by pyproject.toml + this script skips the work.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,31 +1,17 @@
-"""Shared fixtures: where the corpus lives, a temporary PAGEWISE_HOME, a built library."""
+"""Shared fixtures: the corpus, a temporary PAGEWISE_HOME, an empty library, the corpus library."""
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = Path(os.environ.get("PAGEWISE_CORPUS", ROOT.parent / "shared" / "corpus"))
-EVAL = CORPUS.parent / "eval" / "dev.jsonl"
-
-
-def corpus_files() -> list[Path]:
-    """Every good corpus PDF (bad/ excluded), in a stable order."""
-    return sorted(p for p in CORPUS.glob("*/*.pdf") if p.parent.name != "bad")
-
-
-def dev_questions() -> list[dict]:
-    return [json.loads(l) for l in EVAL.read_text(encoding="utf-8").splitlines() if l.strip()]
+from tests.support.corpus import corpus_files, corpus_path
 
 
 @pytest.fixture(scope="session")
 def corpus() -> Path:
-    if not CORPUS.is_dir():
-        pytest.skip(f"corpus not found at {CORPUS} (set PAGEWISE_CORPUS)")
-    return CORPUS
+    """The corpus folder; fails under ./run-tests and CI where it is missing, skips elsewhere."""
+    return corpus_path()
 
 
 @pytest.fixture(autouse=True)
@@ -34,6 +20,23 @@ def pagewise_home(tmp_path_factory, monkeypatch) -> Path:
     home = tmp_path_factory.mktemp("pagewise-home")
     monkeypatch.setenv("PAGEWISE_HOME", str(home))
     return home
+
+
+@pytest.fixture
+def lib(tmp_path):
+    """An empty library in the test's own folder, closed afterwards."""
+    from app.core.library import Library
+    library = Library(tmp_path / "library.sqlite")
+    yield library
+    library.close()
+
+
+@pytest.fixture
+def file_keyring(tmp_path):
+    """keyring stores secrets in a JSON file under tmp_path for the test (tests/support/file_keyring.py)."""
+    from tests.support.file_keyring import FileKeyring, keyring_backend
+    with keyring_backend(FileKeyring(tmp_path / "keyring.json")) as backend:
+        yield backend
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.strict import need_module
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -70,7 +72,7 @@ def test_quality_quick(corpus, tmp_path):
 
 @pytest.mark.slow
 def test_app_start_quick(tmp_path):
-    pytest.importorskip("PySide6")
+    need_module("PySide6", "a dependency")
     out = bench("app_start.py", "--quick", "--out", str(tmp_path))
     s = result(tmp_path, "app_start")["summary"]
     assert not s["errors"], s["errors"]

@@ -5,9 +5,9 @@ package; this also catches a package's __init__ and one of its own submodules im
 each other (the __init__ importing its submodules alone is no cycle)."""
 from __future__ import annotations
 
-import pytest
+from tests.support.strict import need_module
 
-grimp = pytest.importorskip("grimp")     # comes with import-linter (the test extra)
+grimp = need_module("grimp", "import-linter brings it: the test extra")
 
 
 def strongly_connected(nodes: list[str], edges: dict[str, set[str]]) -> list[list[str]]:

@@ -322,7 +322,7 @@ class EngineRuntime:
                     self.engine.chat(msgs, max_tokens=1, cancel=cut, on_progress=on_progress,
                                      stall_s=self.engine.adapter.reading_stall_s())
                     break
-                except Exception as exc:  # noqa: BLE001 - pre-empted (or cancelled): try again after
+                except Exception:  # noqa: BLE001 - pre-empted (or cancelled): try again after
                     if not cut.is_set():
                         raise
                 finally:

@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from vllm_run import Server, device_total_bytes, gpu_apps, gpu_used_mib, kv_lines  # noqa: E402
 
-from app.core.models import catalogue as models
-from app.core.plan import planner
+from app.core.models import catalogue as models  # noqa: E402
+from app.core.plan import planner  # noqa: E402
 from app.core.plan.hardware import GpuInfo, Hardware  # noqa: E402
 from app.worker.engines import vllm as vllm_engine  # noqa: E402
 
@@ -87,10 +87,14 @@ def set_arg(argv: list[str], flag: str, value: str) -> list[str]:
     while i < len(argv):
         a = argv[i]
         if a == flag:
-            out += [flag, value]; i += 2; done = True; continue
-        if a.startswith(flag + "="):
-            out.append(f"{flag}={value}"); i += 1; done = True; continue
-        out.append(a); i += 1
+            out += [flag, value]
+            i, done = i + 2, True
+        elif a.startswith(flag + "="):
+            out.append(f"{flag}={value}")
+            i, done = i + 1, True
+        else:
+            out.append(a)
+            i += 1
     return out if done else out + [flag, value]
 
 
@@ -166,7 +170,8 @@ def main() -> None:
     a = ap.parse_args()
     deadline = time.time() + a.seconds
     dev_total = int(a.device_gib * GiB) if a.dry else device_total_bytes()
-    out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
     probes = dict(p.split(":") for p in a.probe.split(","))
     results = []
     for b in a.budgets.split(","):
@@ -174,7 +179,8 @@ def main() -> None:
         print(f"### {b} GB: {d['plan']}\n    util {d['plan_util']} → simulated {d['util_sim']} "
               f"({d['budget_gib']} GiB of {dev_total / GiB:.2f})\n    argv: {' '.join(d['argv'][1:])}", flush=True)
         if a.dry:
-            results.append(d); continue
+            results.append(d)
+            continue
         probe = probes.get(b, "none")
         # past the ceiling: 1.25 × the planner's KV estimate, above what vLLM will find (the
         # block table grows with max_model_len, so not much more: it comes out of the KV budget)

@@ -17,7 +17,7 @@ from safetensors.torch import save_file
 
 out, tokdir = sys.argv[1], sys.argv[2]
 L = int(sys.argv[sys.argv.index("--layers") + 1]) if "--layers" in sys.argv else 28
-H, NH, KVH, HD, I, G = 3584, 28, 4, 128, 18944, 128
+H, NH, KVH, HD, FFN, G = 3584, 28, 4, 128, 18944, 128
 V = int(sys.argv[sys.argv.index("--vocab") + 1]) if "--vocab" in sys.argv else 49152
 dev = "cuda" if torch.cuda.is_available() else "cpu"
 gen = torch.Generator(device=dev).manual_seed(0)
@@ -51,15 +51,15 @@ for i in range(L):
         awq(t, f"{p}.self_attn.{name}", H, fo)
         t[f"{p}.self_attn.{name}.bias"] = torch.zeros(fo, dtype=torch.float16)
     awq(t, f"{p}.self_attn.o_proj", NH * HD, H)
-    awq(t, f"{p}.mlp.gate_proj", H, I)
-    awq(t, f"{p}.mlp.up_proj", H, I)
-    awq(t, f"{p}.mlp.down_proj", I, H)
+    awq(t, f"{p}.mlp.gate_proj", H, FFN)
+    awq(t, f"{p}.mlp.up_proj", H, FFN)
+    awq(t, f"{p}.mlp.down_proj", FFN, H)
 save_file(t, os.path.join(out, "model.safetensors"), metadata={"format": "pt"})
 nbytes = sum(x.numel() * x.element_size() for x in t.values())
 
 cfg = {
     "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2",
-    "hidden_size": H, "intermediate_size": I, "num_hidden_layers": L,
+    "hidden_size": H, "intermediate_size": FFN, "num_hidden_layers": L,
     "num_attention_heads": NH, "num_key_value_heads": KVH, "hidden_act": "silu",
     "max_position_embeddings": 32768, "rms_norm_eps": 1e-6,
     "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0},

@@ -3,12 +3,11 @@ never a hang, never a traceback, nothing half-written in the library."""
 from __future__ import annotations
 
 import os
-import sqlite3
 
 import pytest
 
 from app.core.documents import errors, ocr
-from app.core.library import Library
+from tests.support.library_rows import row_counts
 
 # file → (expected error, or None when it opens; text that must be in the message/warnings)
 BAD = {
@@ -34,22 +33,6 @@ BAD = {
 }
 
 
-@pytest.fixture
-def lib(tmp_path):
-    library = Library(tmp_path / "lib.sqlite")
-    yield library
-    library.close()
-
-
-def _rows(lib) -> int:
-    con = sqlite3.connect(lib.path)
-    try:
-        return sum(con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-                   for t in ("documents", "pages", "chunks", "chunk_fts"))
-    finally:
-        con.close()
-
-
 def test_table_covers_the_bad_folder(corpus):
     assert sorted(BAD) == sorted(p.name for p in (corpus / "bad").iterdir())
 
@@ -66,7 +49,7 @@ def test_bad_file(corpus, lib, name):
         lib.add(corpus / "bad" / name)
     message = str(caught.value)
     assert "\n" not in message and name in message and text.lower() in message.lower()
-    assert _rows(lib) == 0
+    assert sum(row_counts(lib.path)) == 0
 
 
 def test_missing_file(lib, tmp_path):

@@ -1,27 +1,19 @@
 """Citation verification against real page text, and highlight rectangles from PyMuPDF."""
 from __future__ import annotations
 
-import json
-import os
-from pathlib import Path
-
 import pymupdf
 
 from app.core.answer.citations import highlight_rects, locate, verify
-
-ROOT = Path(__file__).resolve().parents[2]
-CORPUS = Path(os.environ.get("PAGEWISE_CORPUS", ROOT.parent / "shared" / "corpus"))
-EVAL = CORPUS.parent / "eval" / "dev.jsonl"
+from tests.support.corpus import corpus_path, dev_questions
 
 
 def pages_of(rel: str) -> dict[int, str]:
-    with pymupdf.open(CORPUS / rel) as doc:
+    with pymupdf.open(corpus_path(rel)) as doc:
         return {i + 1: p.get_text() for i, p in enumerate(doc)}
 
 
 def gold_entries():
-    for line in EVAL.read_text(encoding="utf-8").splitlines():
-        q = json.loads(line)
+    for q in dev_questions():
         for g in q["gold"]:
             yield q["id"], g
 
@@ -79,7 +71,7 @@ def test_hyphenated_and_ligature_text():
 
 
 def test_highlight_rects_cover_the_quote():
-    path = str(CORPUS / "contracts-en/bonterms-cloud-terms-v1.0.pdf")
+    path = str(corpus_path("contracts-en/bonterms-cloud-terms-v1.0.pdf"))
     rects = highlight_rects(path, 2, "Late payments are subject to a charge of 1.5% per month")
     assert rects
     for x0, y0, x1, y1 in rects:
@@ -87,7 +79,7 @@ def test_highlight_rects_cover_the_quote():
 
 
 def test_highlight_rects_on_rotated_page():
-    path = str(CORPUS / "bad" / "rotated-pages.pdf")
+    path = str(corpus_path("bad/rotated-pages.pdf"))
     with pymupdf.open(path) as doc:
         words = doc[1].get_text().split()[20:26]
     assert highlight_rects(path, 2, " ".join(words))

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import run_process
+from tests.support.corpus import corpus_path
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "resources" / "samples" / "common-paper-mnda.pdf"
-CORPUS = Path(os.environ.get("PAGEWISE_CORPUS", ROOT.parent / "shared" / "corpus"))
 
 
 @pytest.fixture
@@ -109,7 +109,7 @@ def test_kv_cache_files_are_0600_in_0700_folders(tmp_path, umask_022):
     assert loose(root) == []
 
     # the real state writer (mmap + fallocate) with a real llama.cpp context
-    from tests.worker.llama_inproc import new_llama
+    from tests.support.llama_inproc import new_llama
     from app.core.models.catalogue import load_catalogue, local_path
     llm = new_llama(local_path(load_catalogue().default), n_ctx=256)
     tokens = llm.tokenize(b"The quick brown fox jumps over the lazy dog.", add_bos=True)
@@ -140,9 +140,7 @@ def test_index_and_ask_leave_only_private_files(tmp_path):
 
 def test_password_from_stdin_or_environment_not_argv(tmp_path):
     """--password shows in `ps`; --password-stdin and PAGEWISE_PDF_PASSWORD do not."""
-    pdf = CORPUS / "bad" / "encrypted-user-password.pdf"
-    if not pdf.is_file():
-        pytest.skip(f"corpus not found at {CORPUS}")
+    pdf = corpus_path("bad/encrypted-user-password.pdf")
     res = pagewise("retrieve", str(pdf), "-q", "parties", "--password-stdin", "--json",
                    home=tmp_path / "a", stdin="corpus-user-2024\n")
     assert res.returncode == 0 and "Confidential" in res.stdout, res.stderr

@@ -7,6 +7,7 @@ import pytest
 
 from app.core.search.queries import parse_query
 from app.core.search.tokens import bigrams, index_text
+from tests.support.strict import need_module
 
 
 def test_cjk_runs_become_bigrams_and_latin_stays_words():
@@ -80,21 +81,18 @@ def test_empty_doc_filter_finds_nothing(corpus_library):
     assert lib.search("license", doc_ids=[]) == []
 
 
-def test_whole_corpus_indexes(corpus, tmp_path):
+def test_whole_corpus_indexes(corpus, lib):
     """Every corpus PDF indexes, all 212 pages. The time is printed, not asserted: speed is
     benchmarks/ingest.py's business (a shared 2-core machine makes a bound here flaky)."""
     import time
 
-    from app.core.library import Library
-    from tests.conftest import corpus_files
-    lib = Library(tmp_path / "lib.sqlite")
+    from tests.support.corpus import corpus_files
     start = time.perf_counter()
     pages = sum(lib.add(p).page_count for p in corpus_files())
     seconds = time.perf_counter() - start
     print(f"\nindexed {pages} pages in {seconds:.2f} s")
     assert pages == 212
     assert len(lib.documents()) == len(corpus_files())
-    lib.close()
 
 
 def test_dense_weight_follows_the_languages():
@@ -109,7 +107,7 @@ def test_dense_weight_follows_the_languages():
 
 
 def test_chinese_questions_use_words_when_jieba_is_installed(monkeypatch):
-    pytest.importorskip("jieba")
+    need_module("jieba", "a dependency")
     q = parse_query("签约时约定的定金金额有没有法定上限？")
     assert "定金" in q.terms and "法定" in q.terms and "约时" not in q.terms
     from app.core.search import queries

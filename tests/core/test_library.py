@@ -10,18 +10,10 @@ import pytest
 
 from app.core import paths
 from app.core.library import Library
+from tests.support.library_rows import row_counts
 from tests.support.strict import require_dense
 
 NDA = "contracts-en/common-paper-mnda.pdf"
-
-
-def _counts(db) -> tuple[int, ...]:
-    con = sqlite3.connect(db)
-    try:
-        return tuple(con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-                     for t in ("documents", "pages", "chunks", "chunk_fts"))
-    finally:
-        con.close()
 
 
 def test_default_location_is_under_pagewise_home(pagewise_home):
@@ -32,8 +24,7 @@ def test_default_location_is_under_pagewise_home(pagewise_home):
         lib.close()
 
 
-def test_add_then_read_back(corpus, tmp_path):
-    lib = Library(tmp_path / "lib.sqlite")
+def test_add_then_read_back(corpus, lib):
     info = lib.add(corpus / NDA)
     assert info.page_count == 5 and info.lang == "en" and len(info.sha256) == 64
     assert info.path == str((corpus / NDA).resolve()) and info.title.startswith("Common Paper Mutual NDA")
@@ -43,12 +34,10 @@ def test_add_then_read_back(corpus, tmp_path):
     chunks = lib.chunks(info.id)
     assert chunks and [c.ordinal for c in chunks] == list(range(len(chunks)))
     assert lib.documents() == [info] and lib.get(info.id) == info
-    lib.close()
 
 
-def test_readding_same_file_is_instant_and_keeps_id(corpus, tmp_path, monkeypatch):
+def test_readding_same_file_is_instant_and_keeps_id(corpus, tmp_path, monkeypatch, lib):
     from app.core.library import library as library_module
-    lib = Library(tmp_path / "lib.sqlite")
     first = lib.add(corpus / NDA)
     copy = tmp_path / "renamed copy.pdf"
     shutil.copy(corpus / NDA, copy)
@@ -59,7 +48,6 @@ def test_readding_same_file_is_instant_and_keeps_id(corpus, tmp_path, monkeypatc
     assert again.id == first.id and ingested == []
     assert again.path == first.path and again.last_path == str(copy.resolve())
     assert len(lib.documents()) == 1
-    lib.close()
 
 
 def test_library_persists_across_reopen(corpus, tmp_path):
@@ -81,7 +69,7 @@ def test_crash_mid_ingest_leaves_nothing_half_written(corpus, tmp_path):
     db = tmp_path / "lib.sqlite"
     lib = Library(db)
     lib.add(corpus / "licenses" / "apache-2.0.pdf")
-    before = _counts(db)
+    before = row_counts(db)
 
     def explode(done, total):
         if done == 3:
@@ -89,7 +77,7 @@ def test_crash_mid_ingest_leaves_nothing_half_written(corpus, tmp_path):
 
     with pytest.raises(RuntimeError, match="injected"):
         lib.add(corpus / NDA, progress=explode)
-    assert _counts(db) == before
+    assert row_counts(db) == before
     assert lib.add(corpus / NDA).page_count == 5       # and the next try works
     lib.close()
 
@@ -108,20 +96,17 @@ def test_crash_while_writing_rolls_back(corpus, tmp_path, monkeypatch):
     from app.core.storage import StorageError
     with pytest.raises(StorageError, match="input/output error"):   # one line for the user, nothing half-written
         lib.add(corpus / NDA)
-    assert _counts(db) == (0, 0, 0, 0)
+    assert row_counts(db) == (0, 0, 0, 0)
     lib.close()
 
 
-def test_progress_callback(corpus, tmp_path):
-    lib = Library(tmp_path / "lib.sqlite")
+def test_progress_callback(corpus, lib):
     seen = []
     lib.add(corpus / NDA, progress=lambda d, t: seen.append((d, t)))
     assert seen[-1] == (5, 5) and len(seen) == 5
-    lib.close()
 
 
-def test_exchanges_per_document_set_oldest_first(corpus, tmp_path):
-    lib = Library(tmp_path / "lib.sqlite")
+def test_exchanges_per_document_set_oldest_first(corpus, lib):
     a = lib.add(corpus / NDA).id
     b = lib.add(corpus / "contracts-en/common-paper-csa.pdf").id
     e1 = lib.add_exchange([a], "Who are the parties?", '{"answer": "A and B"}')
@@ -131,33 +116,27 @@ def test_exchanges_per_document_set_oldest_first(corpus, tmp_path):
     assert [e.question for e in lib.exchanges([a])] == ["Who are the parties?", "How long?"]
     assert [e.id for e in lib.exchanges([a, b])] == [e3] == [e.id for e in lib.exchanges([b, a])]
     assert lib.exchanges([b]) == []
-    lib.close()
 
 
-def test_unknown_ids_raise_document_errors(tmp_path):
+def test_unknown_ids_raise_document_errors(lib):
     from app.core.documents.errors import DocumentError
-    lib = Library(tmp_path / "lib.sqlite")
     with pytest.raises(DocumentError):
         lib.get(42)
     with pytest.raises(DocumentError):
         lib.page_text(42, 1)
-    lib.close()
 
 
-def test_search_is_bm25_alone_without_the_optional_model(corpus, tmp_path, monkeypatch):
+def test_search_is_bm25_alone_without_the_optional_model(corpus, monkeypatch, lib):
     from app.core.search import dense
     monkeypatch.setattr(dense, "available", lambda: False)
-    lib = Library(tmp_path / "lib.sqlite")
     doc = lib.add(corpus / "licenses" / "apache-2.0.pdf").id
     assert lib.embed() == 0
     assert lib.search("Grant of Patent License", doc_ids=[doc])[0].page == 2
-    lib.close()
 
 
 @pytest.mark.slow          # embeds whole documents: 15-100 s on 2 cores
-def test_dense_layer_answers_a_chinese_question_about_an_english_licence(corpus, tmp_path):
+def test_dense_layer_answers_a_chinese_question_about_an_english_licence(corpus, lib):
     require_dense()
-    lib = Library(tmp_path / "lib.sqlite")
     doc = lib.add(corpus / "licenses" / "apache-2.0.pdf").id
     q = "专利诉讼会导致许可终止吗？"          # "does patent litigation end the licence?"
     assert lib.search(q, doc_ids=[doc]) == []                        # BM25 has no shared words
@@ -165,23 +144,20 @@ def test_dense_layer_answers_a_chinese_question_about_an_english_licence(corpus,
     assert lib.embed(progress=lambda d, t: seen.append((d, t))) == len(lib.chunks(doc))
     assert seen[-1][0] == seen[-1][1] and lib.embed() == 0          # nothing left to do
     assert lib.search(q, doc_ids=[doc], k=1)[0].page == 2            # Section 3, patent licence
-    lib.close()
 
 
 @pytest.mark.slow          # embeds whole documents: 15-100 s on 2 cores
-def test_library_wide_search_finds_a_chinese_clause_for_an_english_question(corpus, tmp_path):
+def test_library_wide_search_finds_a_chinese_clause_for_an_english_question(corpus, lib):
     """English and Chinese documents together: the dense weight is chosen per document,
     so vectors can still reach the Chinese law (one weight for the mixed library let the
     English documents' BM25 words win: the MNDA and the MPL came first)."""
     require_dense()
-    lib = Library(tmp_path / "lib.sqlite")
     for name in ("licenses/apache-2.0.pdf", "contracts-zh/pipl.pdf", NDA, "licenses/mpl-2.0.pdf"):
         lib.add(corpus / name)
     lib.embed()
     q = "Whose consent is needed before processing the personal information of a child under fourteen?"
     top = lib.search(q, k=1)[0]
     assert (os.path.basename(top.path), top.page) == ("pipl.pdf", 4)     # Article 31
-    lib.close()
 
 
 def test_remove_deletes_document_chunks_index_and_history(corpus, tmp_path):
@@ -194,7 +170,7 @@ def test_remove_deletes_document_chunks_index_and_history(corpus, tmp_path):
     lib.remove(gone)
     assert [d.id for d in lib.documents()] == [keep]
     assert lib.exchanges([gone]) == [] and len(lib.exchanges([keep])) == 1
-    assert _counts(db) == (1, 4, len(lib.chunks(keep)), len(lib.chunks(keep)))
+    assert row_counts(db) == (1, 4, len(lib.chunks(keep)), len(lib.chunks(keep)))
     assert all(h.doc_id == keep for h in lib.search("confidential information license"))
     lib.close()
 
@@ -212,18 +188,17 @@ def test_two_processes_adding_the_same_file_end_with_one_document(corpus, tmp_pa
 
     monkeypatch.setattr(library_module, "ingest", racing)
     info = second.add(corpus / NDA)
-    assert [d.id for d in first.documents()] == [info.id] and _counts(db)[0] == 1
+    assert [d.id for d in first.documents()] == [info.id] and row_counts(db)[0] == 1
     first.close()
     second.close()
 
 
 @pytest.mark.slow          # embeds whole documents: 15-100 s on 2 cores
-def test_a_question_naming_a_document_searches_it_first(corpus, tmp_path):
+def test_a_question_naming_a_document_searches_it_first(corpus, lib):
     """A Chinese question about a named English licence, in a library of Chinese laws:
     their BM25 words crowded the licence's patent clause (p. 2) out of the top 5 until
     the named document was also searched on its own."""
     require_dense()
-    lib = Library(tmp_path / "lib.sqlite")
     for name in ("licenses/apache-2.0.pdf", "licenses/mpl-2.0.pdf", "contracts-zh/labor-contract-law.pdf",
                  "contracts-zh/electronic-signature-law.pdf"):
         lib.add(corpus / name)
@@ -231,18 +206,15 @@ def test_a_question_naming_a_document_searches_it_first(corpus, tmp_path):
     hits = lib.search("根据Apache许可证，如果我起诉贡献者侵犯专利，我的专利许可会怎样？", k=5)
     assert [os.path.basename(h.path) for h in hits[:4]] == ["apache-2.0.pdf"] * 4
     assert 2 in [h.page for h in hits if h.path.endswith("apache-2.0.pdf")]     # Section 3
-    lib.close()
 
 
-def test_in_a_named_document_its_name_no_longer_matches_every_page(corpus, tmp_path, monkeypatch):
+def test_in_a_named_document_its_name_no_longer_matches_every_page(corpus, monkeypatch, lib):
     """Inside the Bonterms DPA, "Bonterms DPA" is on every page's preamble and title:
     searching it ranked the title page near the answer. The name words leave the query."""
     from app.core.search import dense
     monkeypatch.setattr(dense, "available", lambda: False)        # BM25 alone: its words are the point
-    lib = Library(tmp_path / "lib.sqlite")
     dpa = lib.add(corpus / "contracts-en/bonterms-dpa-v1.0.pdf").id
     for name in ("contracts-en/bonterms-cloud-terms-v1.0.pdf", "contracts-en/common-paper-dpa.pdf", NDA,
                  "licenses/apache-2.0.pdf"):
         lib.add(corpus / name)
     assert [h.page for h in lib.search("Bonterms DPA deletion", [dpa])] == [4]   # was [4, 1, 2, 3]
-    lib.close()

@@ -8,7 +8,7 @@ import pytest
 
 from app.core.models import catalogue as models
 from app.core.models import download
-from tests.core.test_models_gguf import write_tiny_gguf
+from tests.support.tiny_gguf import write_tiny_gguf
 from tests.support.local_hub import serve_folder
 from tests.support.strict import dense_ready
 

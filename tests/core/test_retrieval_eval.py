@@ -1,7 +1,7 @@
 """Page recall@5 on shared/eval/dev.jsonl, in-document setting (only the question's docs)."""
 from __future__ import annotations
 
-from tests.conftest import dev_questions
+from tests.support.corpus import dev_questions
 
 
 def test_in_document_recall_at_5(corpus_library):

@@ -50,33 +50,28 @@ def test_equal_evidence_goes_to_the_part_that_repeats_the_terms():
     assert fts._best_page(first + "\n" + second, [[6, 0], [7, len(first) + 1]], weights) == 7
 
 
-def test_index_counts_are_kept_until_the_library_changes(tmp_path):
+def test_index_counts_are_kept_until_the_library_changes(lib):
     """Term counts (IDF, documents using a term) are cached per connection between searches
     and recounted once the library changes: by this connection or by another process."""
     import sqlite3
 
-    from tests.conftest import CORPUS
-    from app.core.library import Library
     from app.core.search.queries import quote
+    from tests.support.corpus import corpus_path
 
-    lib = Library(tmp_path / "lib.sqlite")
-    try:
-        lib.add(CORPUS / "contracts-en" / "common-paper-mnda.pdf")
-        con = lib._con
-        term = "confidential"
+    lib.add(corpus_path("contracts-en/common-paper-mnda.pdf"))
+    con = lib._con
+    term = "confidential"
 
-        def real_docs():
-            return con.execute("SELECT count(DISTINCT c.doc_id) FROM chunk_fts JOIN chunks c ON c.id = "
-                               "chunk_fts.rowid WHERE chunk_fts MATCH ?", ("body : " + quote(term),)).fetchone()[0]
-        assert fts.docs_using(con, term) == real_docs() == 1
-        idf_one = fts._idf(con, (term,))[term]
-        lib.add(CORPUS / "contracts-en" / "common-paper-baa.pdf")        # this connection writes
-        assert fts.docs_using(con, term) == real_docs() == 2
-        assert fts._idf(con, (term,))[term] != idf_one
-        other = sqlite3.connect(tmp_path / "lib.sqlite")                   # another process's write
-        other.execute("DELETE FROM chunk_fts WHERE rowid IN (SELECT id FROM chunks WHERE doc_id = 2)")
-        other.commit()
-        other.close()
-        assert fts.docs_using(con, term) == real_docs() == 1
-    finally:
-        lib.close()
+    def real_docs():
+        return con.execute("SELECT count(DISTINCT c.doc_id) FROM chunk_fts JOIN chunks c ON c.id = "
+                           "chunk_fts.rowid WHERE chunk_fts MATCH ?", ("body : " + quote(term),)).fetchone()[0]
+    assert fts.docs_using(con, term) == real_docs() == 1
+    idf_one = fts._idf(con, (term,))[term]
+    lib.add(corpus_path("contracts-en/common-paper-baa.pdf"))        # this connection writes
+    assert fts.docs_using(con, term) == real_docs() == 2
+    assert fts._idf(con, (term,))[term] != idf_one
+    other = sqlite3.connect(lib.path)                                  # another process's write
+    other.execute("DELETE FROM chunk_fts WHERE rowid IN (SELECT id FROM chunks WHERE doc_id = 2)")
+    other.commit()
+    other.close()
+    assert fts.docs_using(con, term) == real_docs() == 1

@@ -17,7 +17,7 @@ from app.core.failures import BadInput, FailureKind, kind_of
 from app.core.plan.hardware import Hardware
 from app.core.plan.history import PlanHistory
 from app.core.settings import Settings, atomic_write
-from tests.support.file_keyring import FileKeyring
+from tests.support.file_keyring import FileKeyring, keyring_backend
 
 
 def files_under(folder: Path) -> list[Path]:
@@ -154,20 +154,9 @@ def test_reading_memory_round_trips_through_the_writer(tmp_path):
 
 # --- secrets --------------------------------------------------------------------------------------
 @pytest.fixture
-def file_keyring(tmp_path):
-    old = keyring.get_keyring()
-    backend = FileKeyring(tmp_path / "keyring.json")
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(old)
-
-
-@pytest.fixture
 def no_keyring():
-    old = keyring.get_keyring()
-    keyring.set_keyring(keyring.backends.fail.Keyring())
-    yield
-    keyring.set_keyring(old)
+    with keyring_backend(keyring.backends.fail.Keyring()):
+        yield
 
 
 def test_secrets_through_a_real_backend(file_keyring):
@@ -195,13 +184,8 @@ def test_no_keyring_refuses_and_writes_nothing(no_keyring, pagewise_home, tmp_pa
 def test_a_backend_with_no_priority_counts_as_none(tmp_path):
     class Useless(FileKeyring):
         priority = 0
-    old = keyring.get_keyring()
-    keyring.set_keyring(Useless(tmp_path / "k.json"))
-    try:
-        with pytest.raises(settings.NoKeyring):
-            settings.set_secret("x", "y")
-    finally:
-        keyring.set_keyring(old)
+    with keyring_backend(Useless(tmp_path / "k.json")), pytest.raises(settings.NoKeyring):
+        settings.set_secret("x", "y")
     assert not (tmp_path / "k.json").exists()
 
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from app.core.answer.support import numbers, supports
-from tests.conftest import dev_questions
+from tests.support.corpus import dev_questions
 
 
 def test_figures_are_read_and_section_numbers_are_not():

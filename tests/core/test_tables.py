@@ -8,28 +8,7 @@ import pytest
 from app.core.documents import tables
 from app.core.documents.ingest import ingest
 from app.core.documents.pdf import read_file
-from app.core.library import Library
-
-ROWS = [["Item", "Annual", "Monthly"], ["Fees", "$12,000", "$1,000"], ["Support", "$3,000", "$12,000"]]
-
-
-def make_table_pdf(path) -> pymupdf.Rect:
-    """A page of prose and a ruled 3x3 table; returns the rectangle of the Fees/Annual cell."""
-    doc = pymupdf.open()
-    page = doc.new_page()
-    page.insert_text((72, 80), "Schedule A. The fees below are payable in advance.", fontsize=11)
-    x, y, w, h = [72, 200, 328, 456], 120, 128, 24
-    for r, row in enumerate(ROWS):
-        for c, cell in enumerate(row):
-            page.insert_text((x[c] + 6, y + r * h + 16), cell, fontsize=11)
-    for r in range(len(ROWS) + 1):
-        page.draw_line((x[0], y + r * h), (x[-1], y + r * h))
-    for c in x:
-        page.draw_line((c, y), (c, y + len(ROWS) * h))
-    page.insert_text((72, 230), "Late payments bear interest at 1% a month.", fontsize=11)
-    doc.save(path)
-    doc.close()
-    return pymupdf.Rect(x[1], y + h, x[2], y + 2 * h)
+from tests.support.table_pdf import make_table_pdf
 
 
 def table_chunks(result):
@@ -48,15 +27,11 @@ def test_a_known_table_becomes_cells_with_headers(tmp_path):
     assert chunk.ordinal == len(result.pieces) - 1
 
 
-def test_the_table_chunk_is_found_and_its_cell_highlighted(tmp_path):
+def test_the_table_chunk_is_found_and_its_cell_highlighted(tmp_path, lib):
     cell = make_table_pdf(tmp_path / "fees.pdf")
-    lib = Library(tmp_path / "lib.sqlite")
-    try:
-        info = lib.add(tmp_path / "fees.pdf")
-        hits = lib.search("annual fees", doc_ids=[info.id], k=3)
-        assert any("Fees | Annual = $12,000" in h.text for h in hits)
-    finally:
-        lib.close()
+    info = lib.add(tmp_path / "fees.pdf")
+    hits = lib.search("annual fees", doc_ids=[info.id], k=3)
+    assert any("Fees | Annual = $12,000" in h.text for h in hits)
     with pymupdf.open(tmp_path / "fees.pdf") as doc:
         [rect] = tables.cell_rects(doc[0], "Fees | Annual = $12,000")
         assert cell.contains(rect)                    # not the $12,000 of Support/Monthly
@@ -86,18 +61,14 @@ def test_pages_without_rules_are_not_searched_for_tables(corpus, rel):
         assert not any(tables.ruled_area(page) is not None for page in doc)
 
 
-def test_a_table_cell_quote_is_offered_verified_and_highlighted_in_its_cell(tmp_path):
+def test_a_table_cell_quote_is_offered_verified_and_highlighted_in_its_cell(tmp_path, lib):
     """The prompt offers each cell line as a quote; a cited cell is verified against the
     page (row header, column header and the value standing alone) and highlighted in its cell."""
     from app.core.answer import citations
     cell = make_table_pdf(tmp_path / "fees.pdf")
-    lib = Library(tmp_path / "lib.sqlite")
-    try:
-        info = lib.add(tmp_path / "fees.pdf")
-        [chunk] = [h for h in lib.search("annual fees", doc_ids=[info.id], k=5) if h.text.startswith(tables.MARKER)]
-        pages = {1: lib.page_text(info.id, 1)}
-    finally:
-        lib.close()
+    info = lib.add(tmp_path / "fees.pdf")
+    [chunk] = [h for h in lib.search("annual fees", doc_ids=[info.id], k=5) if h.text.startswith(tables.MARKER)]
+    pages = {1: lib.page_text(info.id, 1)}
     context = f"[doc 1, p. 1]\n{chunk.text}\n[doc 1, p. 1]\nSchedule A. The fees below are payable in advance."
     offered = citations.quotable(context)
     assert "Fees | Annual = $12,000" in offered and "Support | Monthly = $12,000" in offered

@@ -11,8 +11,8 @@ import pytest
 from app.core.documents.errors import Damaged
 from app.core.documents.ingest import ingest
 from app.core.documents.pdf import read_file
-from tests.conftest import corpus_files
 from tests.support.cli import run_cli
+from tests.support.corpus import corpus_files
 
 LOST = 0.5     # a page that kept less than this share of its text lost it
 

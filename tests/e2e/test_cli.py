@@ -47,7 +47,7 @@ def test_bad_input_is_one_clean_line(home, name, words):
     res = pagewise("index", str(CORPUS / "bad" / name), home=home)
     assert res.returncode != 0
     assert "Traceback" not in res.stderr + res.stdout
-    lines = [l for l in res.stderr.splitlines() if l.strip()]
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, res.stderr
     assert words in lines[0].lower(), lines[0]
 

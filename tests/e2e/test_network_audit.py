@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import app_argv
+from tests.support.strict import unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "resources" / "samples" / "common-paper-mnda.pdf"
@@ -73,7 +74,7 @@ def _namespace_prefix() -> list[str]:
 def test_index_and_ask_open_no_outside_connection(tmp_path):
     missing = [tool for tool in ("strace", "unshare", "ip") if shutil.which(tool) is None]
     if missing:
-        pytest.skip(f"needs {', '.join(missing)} (scripts/setup.sh --test installs them)")
+        unavailable(f"needs {', '.join(missing)} (scripts/setup.sh --test)")
     prefix = _namespace_prefix()
     home, trace = tmp_path / "home", tmp_path / "trace"
     # OMP_WAIT_POLICY=PASSIVE: llama.cpp's OpenMP threads sleep instead of spinning on sched_yield,

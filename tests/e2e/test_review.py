@@ -9,22 +9,8 @@ import json
 import pymupdf
 import pytest
 
-from tests.conftest import CORPUS
 from tests.support.cli import run_cli
-
-PARTS = ["common-paper-csa.pdf", "common-paper-software-license.pdf", "common-paper-partnership.pdf",
-         "common-paper-dpa.pdf", "common-paper-mnda.pdf", "bonterms-dpa-v1.0.pdf"]
-
-
-def long_contract(path) -> int:
-    out = pymupdf.open()
-    for name in PARTS:
-        with pymupdf.open(CORPUS / "contracts-en" / name) as doc:
-            out.insert_pdf(doc)
-    count = out.page_count
-    out.save(path)
-    out.close()
-    return count
+from tests.support.corpus import long_contract
 
 
 @pytest.mark.slow
@@ -39,7 +25,7 @@ def test_review_of_a_49_page_document_cites_its_parts(tmp_path):
     run = run_cli("review", str(doc), "--template", "deadlines", "--json", home=home)
     assert run.returncode == 0, run.stderr[-2000:]
     data = json.loads(run.stdout)
-    progress = [l for l in run.stderr.splitlines() if l.startswith("[review] part ")]
+    progress = [line for line in run.stderr.splitlines() if line.startswith("[review] part ")]
     n = len(data["parts"])
     assert n >= 8 and progress[0].startswith(f"[review] part 1 of {n}") and f"part {n} of {n}" in progress[-1]
     assert data["assembled_from_parts"] and "Assembled from" in data["answer"]

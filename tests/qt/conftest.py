@@ -5,25 +5,11 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from pathlib import Path  # noqa: E402
-
 import pytest  # noqa: E402
 
-from tests.support.strict import strict  # noqa: E402
+from tests.support.strict import need_module  # noqa: E402
 
-if strict():
-    import PySide6  # noqa: E402,F401  (CI / ./run-tests: a broken Qt fails here, it is not skipped)
-else:
-    pytest.importorskip("PySide6")
-
-CORPUS = Path(os.environ.get("PAGEWISE_CORPUS", Path(__file__).resolve().parents[2].parent / "shared" / "corpus"))
-
-
-def corpus_pdf(rel: str) -> Path:
-    path = CORPUS / rel
-    if not path.is_file():
-        pytest.skip(f"corpus file missing: {path} (set PAGEWISE_CORPUS)")
-    return path
+need_module("PySide6", "a dependency")      # CI / ./run-tests: a broken Qt fails here, it is not skipped
 
 
 @pytest.fixture

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from app.core.answer.citations import highlight_rects
-from tests.qt.conftest import corpus_pdf, open_and_wait
+from tests.qt.conftest import open_and_wait
+from tests.support.corpus import corpus_path
 
 pytestmark = pytest.mark.slow
 SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
@@ -23,7 +24,7 @@ def live_window(qtbot, window):
 
 def test_ask_stream_cite_store_and_reopen(qtbot, live_window, library):
     win = live_window
-    path = corpus_pdf("contracts-en/common-paper-mnda.pdf")
+    path = corpus_path("contracts-en/common-paper-mnda.pdf")
     info = open_and_wait(qtbot, win, path)
     assert win.chat.ask_button.isEnabled()
     deltas = []
@@ -58,7 +59,7 @@ def test_ask_stream_cite_store_and_reopen(qtbot, live_window, library):
 
 def test_stop_cancels_generation(qtbot, live_window):
     win = live_window
-    open_and_wait(qtbot, win, corpus_pdf("contracts-en/common-paper-mnda.pdf"))
+    open_and_wait(qtbot, win, corpus_path("contracts-en/common-paper-mnda.pdf"))
     with qtbot.waitSignal(win.engine.sig_delta, timeout=ANSWER_TIMEOUT_MS):
         win.ask("Summarise every obligation of the Receiving Party in detail.")
     # the timeout is a hang guard, not a speed claim: Stop must end the answer (state below)
@@ -78,14 +79,14 @@ def test_a_review_template_runs_by_parts_within_the_time_budget(qtbot, window, l
     with qtbot.waitSignal(window.engine.sig_ready, timeout=180_000):
         window.engine.start()
     win = window
-    open_and_wait(qtbot, win, corpus_pdf("contracts-en/common-paper-mnda.pdf"))
+    open_and_wait(qtbot, win, corpus_path("contracts-en/common-paper-mnda.pdf"))
     lines = []
     win.engine.sig_reading.connect(lines.append)
     [button] = [b for b in win.chat.findChildren(type(win.chat.ask_button), "templateButton")
                 if b.text() == "Deadlines"]
     with qtbot.waitSignal(win.sig_answer_shown, timeout=ANSWER_TIMEOUT_MS):
         button.click()
-        qtbot.waitUntil(lambda: any(l.startswith("reviewing part 2 of") for l in lines), timeout=ANSWER_TIMEOUT_MS)
+        qtbot.waitUntil(lambda: any(line.startswith("reviewing part 2 of") for line in lines), timeout=ANSWER_TIMEOUT_MS)
         win.grab().save(str(SHOTS / "review-progress.png"))
     entry = win.chat.entries[-1]
     assert entry.state == "done", entry.meta

@@ -6,19 +6,19 @@ import pymupdf
 
 from app.core.answer.citations import verify, with_support
 from app.qt.citation_panel import NOT_SUPPORTS, SUPPORTS, CitationPanel
-from tests.qt.conftest import corpus_pdf
+from tests.support.corpus import corpus_path
 
 QUESTION = "How long do the confidentiality obligations last under the MNDA?"
 
 
 def mnda_pages() -> dict[int, str]:
-    with pymupdf.open(corpus_pdf("contracts-en/common-paper-mnda.pdf")) as doc:
+    with pymupdf.open(corpus_path("contracts-en/common-paper-mnda.pdf")) as doc:
         return {i + 1: p.get_text() for i, p in enumerate(doc)}
 
 
 def test_card_shows_what_was_checked_and_whether_it_supports(qtbot):
     pages = mnda_pages()
-    line = max((l.strip() for l in pages[2].splitlines()), key=len)
+    line = max((text.strip() for text in pages[2].splitlines()), key=len)
     cited = verify(1, "mnda.pdf", 2, line, pages)
     assert cited.verified
     backed, = with_support([cited], line, QUESTION)          # the answer restates the quote

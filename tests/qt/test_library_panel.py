@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
-from tests.qt.conftest import corpus_pdf
+from tests.support.corpus import corpus_path
+from tests.support.strict import unavailable
 
 SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 DOCS = ["licenses/mpl-2.0.pdf", "contracts-zh/pipl.pdf", "contracts-en/common-paper-mnda.pdf",
@@ -15,7 +16,7 @@ DOCS = ["licenses/mpl-2.0.pdf", "contracts-zh/pipl.pdf", "contracts-en/common-pa
 
 
 def test_library_panel_lists_filters_scopes_and_removes(qtbot, window, library, monkeypatch):
-    infos = [library.add(corpus_pdf(rel)) for rel in DOCS]
+    infos = [library.add(corpus_path(rel)) for rel in DOCS]
     library.add_exchange([infos[0].id], "What is a Contributor?", "{}")
     panel = window.library_panel
     panel.refresh()
@@ -45,7 +46,7 @@ def test_library_panel_lists_filters_scopes_and_removes(qtbot, window, library, 
     monkeypatch.setattr(window, "open_path", lambda path, pane=None: opened.append((path, pane)))
     item = next(i for i in panel.items() if i.data(0, Qt.ItemDataRole.UserRole) == infos[2].id)
     panel.tree.itemDoubleClicked.emit(item, 0)
-    assert opened == [(str(corpus_pdf(DOCS[2])), window.pane_a)]
+    assert opened == [(str(corpus_path(DOCS[2])), window.pane_a)]
 
     # Remove: gone from the library, its history with it, and from the question's scope.
     panel.confirm = False
@@ -89,8 +90,8 @@ def test_a_scanned_document_is_shown_from_its_ocr_copy_and_highlights(qtbot, win
     """OCR at ingestion (Tesseract), then the viewer shows the copy with the text layer."""
     from app.core.documents import ocr
     if not ocr.available():
-        pytest.skip("Tesseract is not installed (scripts/setup.sh)")
-    scan = corpus_pdf("bad/scanned-image-only-en.pdf")
+        unavailable("Tesseract is not installed (scripts/setup.sh)")
+    scan = corpus_path("bad/scanned-image-only-en.pdf")
     with qtbot.waitSignal(window.sig_documents_ready, timeout=240000):
         window.open_path(str(scan), window.pane_a)
     info = window.doc_infos()[0]
@@ -111,7 +112,7 @@ def test_a_table_cell_citation_highlights_its_cell(qtbot, window, tmp_path):
     """A cell quote as the index holds it ("Support | Annual = $3,000") lights up that cell,
     not the same amount elsewhere on the page."""
     import pymupdf
-    from tests.core.test_tables import make_table_pdf
+    from tests.support.table_pdf import make_table_pdf
     fees = tmp_path / "fees.pdf"
     make_table_pdf(fees)
     with qtbot.waitSignal(window.sig_documents_ready, timeout=60000):

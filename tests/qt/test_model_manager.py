@@ -7,24 +7,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import keyring
-import pytest
-
 from app.core import settings
 from app.core.models import catalogue as models
-from tests.support.file_keyring import FileKeyring
+from tests.support.file_keyring import keyring_backend
 
 SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 EMBEDDED = models.local_path(models.load_catalogue(imported=False).default)
-
-
-@pytest.fixture
-def vault(tmp_path):
-    old = keyring.get_keyring()
-    backend = FileKeyring(tmp_path / "os-keyring.json")
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(old)
 
 
 def test_the_model_manager_lists_imports_refuses_and_removes(qtbot, tmp_path):
@@ -55,7 +43,7 @@ def test_the_model_manager_lists_imports_refuses_and_removes(qtbot, tmp_path):
     assert "smollm2-copy" not in {r["id"] for r in dialog.rows} and dialog.status.text().startswith("removed")
 
 
-def test_the_settings_dialog_saves_settings_and_the_key_in_the_keyring(qtbot, vault, pagewise_home):
+def test_the_settings_dialog_saves_settings_and_the_key_in_the_keyring(qtbot, file_keyring, pagewise_home):
     from app.qt.settings_dialog import SettingsDialog
     dialog = SettingsDialog()
     qtbot.addWidget(dialog)
@@ -82,11 +70,7 @@ def test_without_a_keyring_the_dialog_says_so(qtbot):
     import keyring.backends.fail
 
     from app.qt.settings_dialog import SettingsDialog
-    old = keyring.get_keyring()
-    keyring.set_keyring(keyring.backends.fail.Keyring())
-    try:
+    with keyring_backend(keyring.backends.fail.Keyring()):
         dialog = SettingsDialog()
         qtbot.addWidget(dialog)
         assert not dialog.api_key.isEnabled() and "no keyring service" in dialog.keyring_note.text().lower()
-    finally:
-        keyring.set_keyring(old)

@@ -7,7 +7,8 @@ import sys
 import pymupdf
 import pytest
 
-from tests.qt.conftest import CORPUS, corpus_pdf, wait_settled
+from tests.qt.conftest import wait_settled
+from tests.support.corpus import corpus_path
 
 
 @pytest.fixture
@@ -28,7 +29,7 @@ def open_pane(qtbot, pane, path, password=None, timeout=10000):
 
 
 def test_opens_real_pdf_and_renders_first_pages(qtbot, pane):
-    path = corpus_pdf("papers/tracemonkey-pldi-09.pdf")
+    path = corpus_path("papers/tracemonkey-pldi-09.pdf")
     _, count = open_pane(qtbot, pane, path)
     assert count == 14
     assert pane.page_box.maximum() == 14 and pane.page_total.text() == "/ 14"
@@ -38,7 +39,7 @@ def test_opens_real_pdf_and_renders_first_pages(qtbot, pane):
 
 
 def test_search_highlights_the_same_hits_as_pymupdf(qtbot, pane):
-    path = corpus_pdf("contracts-en/bonterms-cloud-terms-v1.0.pdf")
+    path = corpus_path("contracts-en/bonterms-cloud-terms-v1.0.pdf")
     open_pane(qtbot, pane, path)
     with qtbot.waitSignal(pane._search.sig_results, timeout=10000):
         pane.search("Confidential Information")
@@ -52,7 +53,7 @@ def test_search_highlights_the_same_hits_as_pymupdf(qtbot, pane):
 
 
 def test_zoom_modes_and_ctrl_wheel(qtbot, pane):
-    open_pane(qtbot, pane, corpus_pdf("contracts-en/common-paper-mnda.pdf"))
+    open_pane(qtbot, pane, corpus_path("contracts-en/common-paper-mnda.pdf"))
     view = pane.view
     view.set_fit("width")
     width_zoom = view.zoom()
@@ -70,7 +71,7 @@ def test_zoom_modes_and_ctrl_wheel(qtbot, pane):
 
 
 def test_page_box_navigates(qtbot, pane):
-    open_pane(qtbot, pane, corpus_pdf("contracts-zh/civil-code-book3-contracts.pdf"))
+    open_pane(qtbot, pane, corpus_path("contracts-zh/civil-code-book3-contracts.pdf"))
     pane.page_box.setValue(30)
     assert pane.view.current_page() == 30
     wait_settled(qtbot, pane)
@@ -78,7 +79,7 @@ def test_page_box_navigates(qtbot, pane):
 
 
 def test_rotated_pages_open(qtbot, pane):
-    path = corpus_pdf("bad/rotated-pages.pdf")
+    path = corpus_path("bad/rotated-pages.pdf")
     _, count = open_pane(qtbot, pane, path)
     with pymupdf.open(path) as doc:
         assert count == doc.page_count
@@ -87,7 +88,7 @@ def test_rotated_pages_open(qtbot, pane):
 
 def test_500_page_document_opens_at_once_and_renders_lazily(qtbot, pane, tmp_path):
     big = tmp_path / "large-500.pdf"
-    subprocess.run([sys.executable, str(CORPUS / "make_large_pdf.py"), "--pages", "500", "--out", str(big)],
+    subprocess.run([sys.executable, str(corpus_path("make_large_pdf.py")), "--pages", "500", "--out", str(big)],
                    check=True, capture_output=True)
     _, count = open_pane(qtbot, pane, big, timeout=60_000)     # a hang guard, not a speed claim
     assert count == 500

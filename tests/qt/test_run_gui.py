@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from PySide6.QtGui import QImage
 
-from tests.qt.conftest import corpus_pdf
+from tests.support.corpus import corpus_path
 
 
 def test_screenshot_of_a_document(qtbot, tmp_path):
     from app.qt.app import run_gui
     out = tmp_path / "window.png"
-    assert run_gui([str(corpus_pdf("contracts-en/common-paper-mnda.pdf"))], screenshot=str(out)) == 0
+    assert run_gui([str(corpus_path("contracts-en/common-paper-mnda.pdf"))], screenshot=str(out)) == 0
     image = QImage(str(out))
     assert (image.width(), image.height()) == (1440, 900)
     # The page is rendered: plenty of white page pixels and dark text pixels in the left half.
@@ -20,5 +20,5 @@ def test_screenshot_of_a_document(qtbot, tmp_path):
 def test_screenshot_exits_non_zero_when_the_file_cannot_be_opened(qtbot, tmp_path):
     from app.qt.app import run_gui
     out = tmp_path / "window.png"
-    assert run_gui([str(corpus_pdf("bad/zero-bytes.pdf"))], screenshot=str(out)) == 1
+    assert run_gui([str(corpus_path("bad/zero-bytes.pdf"))], screenshot=str(out)) == 1
     assert out.is_file()

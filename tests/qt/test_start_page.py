@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 
 from app.core.plan.types import Plan
 from app.qt import start_page
-from tests.qt.conftest import corpus_pdf
+from tests.support.corpus import corpus_path
 
 SAMPLE = start_page.SAMPLE
 
@@ -38,7 +38,7 @@ def test_no_document_shows_the_start_page_and_a_document_replaces_it(qtbot, wind
 
 
 def test_recent_documents_and_the_library_are_listed_and_open_on_a_click(qtbot, window, library, tmp_path):
-    nda = corpus_pdf("contracts-en/bonterms-psa-v1.2.pdf")
+    nda = corpus_path("contracts-en/bonterms-psa-v1.2.pdf")
     library.add(SAMPLE)
     gone = tmp_path / "moved.pdf"
     gone.write_bytes(SAMPLE.read_bytes())
@@ -102,7 +102,7 @@ def test_get_a_model_opens_the_model_manager_module(qtbot, monkeypatch, tmp_path
 def test_reopening_restores_the_documents_open_at_the_last_close(qtbot, library, compare):
     from app.qt import errors, workers
     from app.qt.main_window import MainWindow
-    psa = corpus_pdf("contracts-en/bonterms-psa-v1.2.pdf")
+    psa = corpus_path("contracts-en/bonterms-psa-v1.2.pdf")
     first = MainWindow(library=library, start_engine=False)
     qtbot.addWidget(first)
     first.show()

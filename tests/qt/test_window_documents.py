@@ -8,7 +8,8 @@ import pymupdf
 from PySide6.QtCore import Qt
 
 from app.core.answer.citations import verify
-from tests.qt.conftest import corpus_pdf, open_and_wait, wait_settled
+from tests.qt.conftest import open_and_wait, wait_settled
+from tests.support.corpus import corpus_path
 from tests.support.strict import require_dense
 
 PASSWORD = "corpus-user-2024"
@@ -16,7 +17,7 @@ PASSWORD = "corpus-user-2024"
 
 def longest_line(library, doc_id: int, page: int) -> str:
     """A real sentence from the page's own text (what a verified quote looks like)."""
-    lines = [l.strip() for l in library.page_text(doc_id, page).splitlines()]
+    lines = [line.strip() for line in library.page_text(doc_id, page).splitlines()]
     return max(lines, key=len)
 
 
@@ -32,7 +33,7 @@ def citation_for(library, info, page: int):
 
 
 def test_clicking_a_citation_jumps_and_highlights_the_quoted_words(qtbot, window, library):
-    path = corpus_pdf("contracts-en/bonterms-psa-v1.2.pdf")
+    path = corpus_path("contracts-en/bonterms-psa-v1.2.pdf")
     info = open_and_wait(qtbot, window, path)
     assert info.page_count == 11
     cites = [citation_for(library, info, 7), citation_for(library, info, 3)]
@@ -54,7 +55,7 @@ def test_clicking_a_citation_jumps_and_highlights_the_quoted_words(qtbot, window
 
 
 def test_unverified_citation_is_shown_as_such(qtbot, window, library):
-    info = open_and_wait(qtbot, window, corpus_pdf("contracts-en/common-paper-mnda.pdf"))
+    info = open_and_wait(qtbot, window, corpus_path("contracts-en/common-paper-mnda.pdf"))
     pages = {p.number: p.text for p in library.pages(info.id)}
     fake = verify(info.id, info.path, 2, "The parties agree to share all profits equally forever.", pages)
     assert not fake.verified
@@ -66,7 +67,7 @@ def test_unverified_citation_is_shown_as_such(qtbot, window, library):
 
 
 def test_comparison_citations_drive_the_matching_pane(qtbot, window, library):
-    a_path, b_path = corpus_pdf("contracts-en/common-paper-dpa.pdf"), corpus_pdf("contracts-en/bonterms-dpa-v1.0.pdf")
+    a_path, b_path = corpus_path("contracts-en/common-paper-dpa.pdf"), corpus_path("contracts-en/bonterms-dpa-v1.0.pdf")
     window.set_compare(True)
     a = open_and_wait(qtbot, window, a_path, window.pane_a)
     b = open_and_wait(qtbot, window, b_path, window.pane_b)
@@ -89,7 +90,7 @@ def test_comparison_citations_drive_the_matching_pane(qtbot, window, library):
 
 
 def test_password_prompt_wrong_then_right(qtbot, window):
-    path = corpus_pdf("bad/encrypted-user-password.pdf")
+    path = corpus_path("bad/encrypted-user-password.pdf")
     with qtbot.waitSignal(window.loader.sig_password_asked, timeout=15000) as asked:
         window.open_path(str(path))
     dialog = asked.args[0]
@@ -111,7 +112,7 @@ def test_password_prompt_wrong_then_right(qtbot, window):
 def test_bad_pdf_gives_one_line_message(qtbot, window):
     from PySide6.QtWidgets import QMessageBox
     with qtbot.waitSignal(window.loader.sig_failed, timeout=15000):
-        window.open_path(str(corpus_pdf("bad/not-a-pdf-docx.pdf")))
+        window.open_path(str(corpus_path("bad/not-a-pdf-docx.pdf")))
     boxes = [b for b in window.findChildren(QMessageBox) if b.isVisible()]
     assert boxes, "no error shown"
     text = boxes[-1].text()
@@ -122,7 +123,7 @@ def test_bad_pdf_gives_one_line_message(qtbot, window):
 def test_scanned_pdf_is_shown_and_read_by_ocr(qtbot, window):
     from app.core.documents import ocr
     with qtbot.waitSignal(window.sig_documents_ready, timeout=300000):   # OCR: seconds a page
-        window.open_path(str(corpus_pdf("bad/scanned-image-only-en.pdf")))
+        window.open_path(str(corpus_path("bad/scanned-image-only-en.pdf")))
     assert window.pane_a.view.page_count() >= 1
     assert window.pane_a.notice.isVisibleTo(window)
     if ocr.available():          # set-up installs Tesseract: the scan is read and askable, and says so
@@ -132,7 +133,7 @@ def test_scanned_pdf_is_shown_and_read_by_ocr(qtbot, window):
 
 
 def test_history_returns_when_the_document_is_reopened(qtbot, window, library):
-    path = corpus_pdf("contracts-en/common-paper-baa.pdf")
+    path = corpus_path("contracts-en/common-paper-baa.pdf")
     info = open_and_wait(qtbot, window, path)
     quote = longest_line(library, info.id, 2)
     stored = {"answer": "It is on page 2.", "mode": "retrieval", "not_stated": False,
@@ -151,7 +152,7 @@ def test_progress_is_shown_while_indexing_and_window_stays_responsive(qtbot, win
     seen = []
     window.pane_a.progress.valueChanged.connect(seen.append)
     with qtbot.waitSignal(window.sig_documents_ready, timeout=30000):
-        window.open_path(str(corpus_pdf("contracts-zh/civil-code-book3-contracts.pdf")))
+        window.open_path(str(corpus_path("contracts-zh/civil-code-book3-contracts.pdf")))
     assert max(seen) >= 40 and not window.pane_a.progress.isVisible()
 
 
@@ -179,7 +180,7 @@ def test_search_vectors_are_computed_in_the_background_after_indexing(qtbot, win
     formats = []
     window.pane_a.progress.valueChanged.connect(lambda _: formats.append(window.pane_a.progress.format()))
     with qtbot.waitSignal(window.loader.sig_vectors_done, timeout=120000) as done:
-        info = open_and_wait(qtbot, window, corpus_pdf("contracts-en/common-paper-mnda.pdf"))
+        info = open_and_wait(qtbot, window, corpus_path("contracts-en/common-paper-mnda.pdf"))
         assert info is not None
     assert done.args[1] == len(library.chunks(info.id))
     assert library.unembedded([info.id]) == 0
@@ -190,7 +191,7 @@ def test_search_vectors_are_computed_in_the_background_after_indexing(qtbot, win
 def test_closing_the_window_stops_the_vectors_job(qtbot, window, library):
     from app.qt import workers
     require_dense()
-    info = open_and_wait(qtbot, window, corpus_pdf("contracts-en/bonterms-psa-v1.2.pdf"))
+    info = open_and_wait(qtbot, window, corpus_path("contracts-en/bonterms-psa-v1.2.pdf"))
     assert window.loader._embedding                       # 72 passages: still running
     window.close()
     assert workers.wait_all(10000)                       # stopped between two batches

@@ -10,7 +10,8 @@ from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QMessageBox
 
 from app.qt import context_notice
-from tests.qt.conftest import CORPUS, corpus_pdf, open_and_wait
+from tests.qt.conftest import open_and_wait
+from tests.support.corpus import corpus_path
 
 
 def visible_boxes(win) -> list[QMessageBox]:
@@ -27,7 +28,7 @@ def test_long_document_is_flagged_with_this_machines_plan(qtbot, window, tmp_pat
     from app.core.models import catalogue as models
     from app.core.plan import hardware, planner
     big = tmp_path / "large-300.pdf"
-    subprocess.run([sys.executable, str(CORPUS / "make_large_pdf.py"), "--pages", "300", "--out", str(big)],
+    subprocess.run([sys.executable, str(corpus_path("make_large_pdf.py")), "--pages", "300", "--out", str(big)],
                    check=True, capture_output=True)
     info = open_and_wait(qtbot, window, big, timeout=180_000)
     assert info.page_count == 300
@@ -37,7 +38,7 @@ def test_long_document_is_flagged_with_this_machines_plan(qtbot, window, tmp_pat
     qtbot.waitUntil(lambda: "most relevant passages" in window.pane_a.notice.text(), timeout=30_000)
     assert window.pane_a.notice.text().startswith("ℹ 300 pages ≈ ")
     assert f"> {context // 1024}K context" in window.pane_a.notice.text()
-    small = open_and_wait(qtbot, window, corpus_pdf("contracts-en/common-paper-baa.pdf"))
+    small = open_and_wait(qtbot, window, corpus_path("contracts-en/common-paper-baa.pdf"))
     assert small.page_count == 4
     # the small document's token count is the last thing that sets the notice: once its result
     # is in (the callback runs on this thread and stores it first), the notice is final
@@ -92,7 +93,7 @@ def test_uncaught_exception_reaches_show_error(qtbot, window):
 
 
 def test_drop_a_pdf_opens_it(qtbot, window):
-    path = corpus_pdf("licenses/apache-2.0.pdf")
+    path = corpus_path("licenses/apache-2.0.pdf")
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(path))])
     event = QDropEvent(QPointF(200, 200), Qt.DropAction.CopyAction, mime,

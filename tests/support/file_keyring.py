@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import keyring
 from keyring.backend import KeyringBackend
 from keyring.errors import PasswordDeleteError
 
@@ -45,3 +48,14 @@ class FileKeyring(KeyringBackend):
             raise PasswordDeleteError(f"no {username!r} in {service!r}")
         del data[service][username]
         self._write(data)
+
+
+@contextmanager
+def keyring_backend(backend: KeyringBackend) -> Iterator[KeyringBackend]:
+    """keyring uses `backend` inside the block and the one it had before afterwards."""
+    old = keyring.get_keyring()
+    keyring.set_keyring(backend)
+    try:
+        yield backend
+    finally:
+        keyring.set_keyring(old)

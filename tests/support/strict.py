@@ -6,10 +6,13 @@ developer machine without the optional package it still skips, with the reason.
 """
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 import platform
 import sys
+from types import ModuleType
+from typing import NoReturn
 
 import pytest
 
@@ -17,6 +20,22 @@ import pytest
 def strict() -> bool:
     """CI or ./run-tests: the set-up installed everything, so its absence is a failure."""
     return bool(os.environ.get("CI") or os.environ.get("PAGEWISE_STRICT"))
+
+
+def unavailable(reason: str) -> NoReturn:
+    """Something the set-up installs is missing: a one-line failure under strict(), else a skip."""
+    if strict():
+        pytest.fail(f"{reason}; ./run-tests and CI need it", pytrace=False)
+    pytest.skip(reason, allow_module_level=True)      # also at import time (a module that needs it)
+
+
+def need_module(name: str, installed_by: str) -> ModuleType:
+    """pytest.importorskip for a module the set-up installs: under strict() its absence fails."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        error = exc
+    unavailable(f"cannot import {name} ({installed_by}): {error}")     # outside `except`: one line
 
 
 def dense_shipped_here() -> bool:

@@ -9,9 +9,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
-
-from tests.support.strict import strict
+from tests.support.strict import unavailable
 
 TOOLS = {"Xvfb": "xvfb", "xdotool": "xdotool", "import": "imagemagick", "identify": "imagemagick"}
 
@@ -22,10 +20,7 @@ def require_tools() -> None:
     missing = sorted({pkg for tool, pkg in TOOLS.items() if shutil.which(tool) is None})
     if not missing:
         return
-    reason = f"the X test tools are missing (apt-get install {' '.join(missing)})"
-    if strict():
-        pytest.fail(reason + ": scripts/setup.sh --test installs them", pytrace=False)
-    pytest.skip(reason)
+    unavailable(f"the X test tools are missing (scripts/setup.sh --test: apt-get install {' '.join(missing)})")
 
 
 @contextmanager

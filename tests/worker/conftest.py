@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.strict import unavailable
+
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
 SCRIPTS = (FIXTURES / "make_hf_smollm2.py", FIXTURES / "make_awq_checkpoint.py")
@@ -122,11 +124,10 @@ def vllm_cpu_kernels(python: str) -> dict:
 @pytest.fixture(scope="session")
 def vllm_py() -> str:
     py = vllm_python()
-    if py is None and (os.environ.get("CI") or os.environ.get("PAGEWISE_VLLM_PYTHON")):
-        # ./run-tests and CI set vLLM up: its absence there is a failure, not a skip
-        pytest.fail("vLLM should be set up here but no Python can import it (scripts/setup_vllm_cpu.sh)")
-    if py is None:
-        pytest.skip("no Python with vLLM: run scripts/setup_vllm_cpu.sh (or set PAGEWISE_VLLM_PYTHON)")
+    if py is None and os.environ.get("PAGEWISE_VLLM_PYTHON"):
+        pytest.fail(f"PAGEWISE_VLLM_PYTHON={os.environ['PAGEWISE_VLLM_PYTHON']} cannot import vLLM", pytrace=False)
+    if py is None:      # ./run-tests and CI set vLLM up: there its absence fails
+        unavailable("no Python with vLLM (scripts/setup_vllm_cpu.sh, or set PAGEWISE_VLLM_PYTHON)")
     return py
 
 
@@ -146,15 +147,7 @@ def vllm_kernels(vllm_py) -> dict:
     return vllm_cpu_kernels(vllm_py)
 
 
-# --- a library and a started llama.cpp runtime (the embedded model), for the real-worker tests
-@pytest.fixture
-def lib(tmp_path):
-    from app.core.library import Library
-    lib = Library(tmp_path / "library.sqlite")
-    yield lib
-    lib.close()
-
-
+# --- a started llama.cpp runtime (the embedded model), for the real-worker tests (`lib` is in tests/conftest.py)
 @pytest.fixture
 def runtime(monkeypatch):
     from app.core.answer import qa
@@ -170,3 +163,16 @@ def refs_for(lib, path) -> list:
     """One document, added to the library, as a question's reference."""
     from app.core.answer import qa
     return [qa.DocRef(1, lib.add(path).id, str(path))]
+
+
+# --- llama_cpp in-process (tests/support/llama_inproc.py)
+@pytest.fixture(scope="module")
+def model_path():
+    from tests.support.llama_inproc import embedded_model
+    return embedded_model()
+
+
+@pytest.fixture(scope="module")
+def document() -> str:
+    from tests.support.llama_inproc import contract_page
+    return contract_page()

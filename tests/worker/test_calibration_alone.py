@@ -10,15 +10,13 @@ import time
 
 import pytest
 
-from app.core.library import Library
 from app.core.search import dense
 from app.worker.runtime import EngineRuntime
 
 pytestmark = pytest.mark.slow
 
 
-def test_no_search_vectors_are_computed_while_the_engine_measures_its_speed(corpus, tmp_path, monkeypatch):
-    lib = Library(tmp_path / "library.sqlite")
+def test_no_search_vectors_are_computed_while_the_engine_measures_its_speed(corpus, lib, monkeypatch):
     doc = lib.add(corpus / "contracts-en" / "bonterms-psa-v1.2.pdf")
     assert dense.available() and lib.unembedded([doc.id]) > 20
     batches: list[float] = []                              # when each batch of vectors was stored
@@ -55,7 +53,6 @@ def test_no_search_vectors_are_computed_while_the_engine_measures_its_speed(corp
         stop.set()                                         # a failure above leaves no embedding running
         embedding.join(timeout=120)
         rt.stop()
-        lib.close()
 
 
 def test_a_known_speed_does_not_pause_the_embedding(tmp_path):

@@ -12,7 +12,7 @@ from app.worker import errors
 from app.worker.client import ChatClient, kv_cache_usage, parse_metrics
 from app.worker.ports import free_port
 from app.worker.supervisor import Supervisor
-from tests.worker.fake_server import fake_spec
+from tests.support.fake_server import fake_spec
 
 PING = [{"role": "user", "content": "ping"}]
 

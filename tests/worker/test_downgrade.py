@@ -1,5 +1,5 @@
 """The downgrade switch end to end: real Supervisor, real child processes. vLLM is played by
-tests/worker/fake_vllm.py, which makes vLLM's start-up checks on a simulated RTX 4090 and prints
+tests/support/fake_vllm.py, which makes vLLM's start-up checks on a simulated RTX 4090 and prints
 vLLM's real messages; the last rung is the real llama.cpp worker with the embedded SmolLM2.
 The message texts below are quoted from vLLM's source and from real logs (see each test)."""
 from __future__ import annotations
@@ -23,7 +23,7 @@ from app.worker.downgrade import DowngradeSwitch, NoEngineStarted
 from app.worker.engines import llamacpp, vllm
 from app.worker.supervisor import Supervisor, probe
 
-FAKE = str(Path(__file__).resolve().parent / "fake_vllm.py")
+FAKE = str(Path(__file__).resolve().parents[1] / "support" / "fake_vllm.py")
 MiB, GiB = 1 << 20, 1 << 30
 Q14, Q7 = "qwen2.5-14b-instruct-awq", "qwen2.5-7b-instruct-awq"
 SMOL = "smollm2-135m-q4_1"

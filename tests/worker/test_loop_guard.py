@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from app.worker.llama.loop_guard import AnswerLoopGuard, answer_body, looping
-from tests.worker.llama_inproc import model_path, new_llama  # noqa: F401 (fixture)
+from tests.support.llama_inproc import new_llama
 
 LOOP = "The document has 5 pages. The document is 5 pages long. The document is 5 pages long. "
 

@@ -1,7 +1,7 @@
 """A dead or hung engine comes back around one question (app/worker/recovery.py, the Engine's
 restart), and a failed request is not taken for a failed start. Real processes, real signals, real sockets: the slow
 tests run the real llama.cpp worker with the embedded SmolLM2 through EngineRuntime; the fast
-ones inject the fault with tests/worker/fake_server.py (llama.cpp's place) or fake_vllm.py."""
+ones inject the fault with tests/support/fake_server.py (llama.cpp's place) or fake_vllm.py."""
 from __future__ import annotations
 
 import json
@@ -26,7 +26,7 @@ from app.worker import runtime as runtime_module
 from app.worker.downgrade import DowngradeSwitch
 from app.worker.runtime import EngineRuntime
 from app.worker.supervisor import Supervisor
-from tests.worker.fake_server import fake_spec
+from tests.support.fake_server import fake_spec
 from tests.worker.test_downgrade import RTX4090, Rig
 from tests.support.waiting import wait_for
 

@@ -10,7 +10,6 @@ import pymupdf
 import pytest
 
 from app.core.answer import qa
-from app.core.library import Library
 from app.worker.runtime import EngineRuntime
 
 pytestmark = pytest.mark.slow
@@ -54,9 +53,8 @@ def assert_answered_from_memory(rt, lib, refs) -> None:
     assert rt.metrics()["pagewise_disk_cache_restores_total"] == 1
 
 
-def test_a_restarted_worker_restores_the_last_document_by_itself(short_contract, tmp_path, monkeypatch):
+def test_a_restarted_worker_restores_the_last_document_by_itself(short_contract, lib, monkeypatch):
     monkeypatch.setattr(qa, "ANSWER_TOKENS", 16)
-    lib = Library(tmp_path / "library.sqlite")
     rt = EngineRuntime()
     rt.start()
     try:
@@ -73,13 +71,11 @@ def test_a_restarted_worker_restores_the_last_document_by_itself(short_contract,
         assert_answered_from_memory(rt, lib, refs)
     finally:
         rt.stop()
-        lib.close()
 
 
-def test_prepare_restores_a_read_document_before_the_question(short_contract, whole_contract, tmp_path,
+def test_prepare_restores_a_read_document_before_the_question(short_contract, whole_contract, lib,
                                                               monkeypatch):
     monkeypatch.setattr(qa, "ANSWER_TOKENS", 16)
-    lib = Library(tmp_path / "library.sqlite")
     rt = EngineRuntime()
     rt.start()
     try:
@@ -101,4 +97,3 @@ def test_prepare_restores_a_read_document_before_the_question(short_contract, wh
         assert_answered_from_memory(rt, lib, refs)
     finally:
         rt.stop()
-        lib.close()

@@ -21,7 +21,7 @@ from app.core.plan.planner import make_plan
 from app.worker.engine import Engine
 from app.worker.restart import RestartPolicy
 from app.worker.supervisor import Supervisor, WorkerStatus
-from tests.worker.fake_server import fake_spec
+from tests.support.fake_server import fake_spec
 from tests.support.waiting import wait_for
 
 OOM_LINE = ("ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size 17179869184")

@@ -61,10 +61,10 @@ def _units(body: list[list[str]]) -> list[_Unit]:
     units, stack = [_Unit()], []            # stack: (rank, title) of enclosing headings
     context = ""                            # their titles, joined
     for page_no, lines in enumerate(body, start=1):
-        sizes = [len(l) + 1 if l.isascii() else size(l) + 1 for l in lines]
+        sizes = [len(line) + 1 if line.isascii() else size(line) + 1 for line in lines]
         start = 0                           # lines[start:i] still go to units[-1]
         # Only lines that may start a heading are looked at; the rest move in slices.
-        for i in [i for i, l in enumerate(lines) if maybe_heading(l)]:
+        for i in [i for i, line in enumerate(lines) if maybe_heading(line)]:
             h = heading_of(lines[i])
             if h and h.level <= 2:
                 _extend(units[-1], page_no, lines, sizes, start, i)
@@ -155,6 +155,6 @@ def _piece(ordinal: int, unit: _Unit, lines: list[tuple[int, str]]) -> Piece:
     main = next((h for h in unit.heads if h.level == 2), unit.heads[0] if unit.heads else None)
     titles = [h.title for h in unit.heads if h.title]
     chunk = Chunk(ordinal=ordinal, page_start=first, page_end=end,
-                  section=main.label if main else "", text="\n".join([l for _, l in lines]))
+                  section=main.label if main else "", text="\n".join([line for _, line in lines]))
     heading = " ".join(dict.fromkeys([unit.context] + titles)).strip()
     return Piece(chunk, tuple(dict.fromkeys(h.key for h in unit.heads)), heading, tuple(spans))

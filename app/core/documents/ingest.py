@@ -126,7 +126,7 @@ def _analyse(raw: RawFile, pages: list[Page], meta_title: str, warnings: list[st
     edges = [edge_keys(page_lines) for page_lines in lines]
     keys = running_keys(lines, edges)
     # A page that is nothing but its "running" line (a 5-page "Hello world") keeps it.
-    body = [strip_running(page_lines, keys, edge) or [l for l in page_lines if l.strip()]
+    body = [strip_running(page_lines, keys, edge) or [line for line in page_lines if line.strip()]
             for page_lines, edge in zip(lines, edges)]
     return Ingested(raw=raw, title=_title(meta_title, lines, keys, raw), warnings=warnings,
                     lang=detect_language([p.text for p in usable]), pages=pages,
@@ -144,7 +144,7 @@ def _title(meta: str, lines: list[list[str]], keys: set[str], raw: RawFile) -> s
         for line in page_lines:
             if line.strip() and (line_key(line) in keys) and re.search(r"[^\W\d_]{3}", line):
                 return line.strip()
-    first = next((l.strip() for pl in lines for l in pl if len(l.strip()) > 3), "")
+    first = next((line.strip() for pl in lines for line in pl if len(line.strip()) > 3), "")
     return first[:120] if first else raw.path.stem
 
 

@@ -61,7 +61,7 @@ def languages() -> frozenset[str]:
     if not exe:
         return frozenset()
     out = subprocess.run([exe, "--list-langs"], capture_output=True, text=True, timeout=30)
-    return frozenset(l.strip() for l in out.stdout.splitlines()[1:] if l.strip())
+    return frozenset(line.strip() for line in out.stdout.splitlines()[1:] if line.strip())
 
 
 def available() -> bool:
@@ -84,7 +84,7 @@ def recognise(page: pymupdf.Page, langs: tuple[str, ...] = LANGS, first: str | N
     pix = page.get_pixmap(dpi=DPI, colorspace=pymupdf.csGRAY)
     png = pix.tobytes("png")
     to_pdf = pymupdf.Matrix(72 / DPI, 72 / DPI)   # pixels → the page's visible coordinates
-    order = sorted(langs, key=lambda l: l != first) if first in langs else list(langs)
+    order = sorted(langs, key=lambda lang: lang != first) if first in langs else list(langs)
     best: PageText | None = None
     for lang in order:
         lines, conf = _tesseract(png, lang)

@@ -165,7 +165,7 @@ def running_keys(pages: list[list[str]], edges: list[dict[int, str]] | None = No
 
 def edge_keys(lines: list[str]) -> dict[int, str]:
     """line_key() of the first and last EDGE non-blank lines, by line index."""
-    idx = [i for i, l in enumerate(lines) if l and not l.isspace()]
+    idx = [i for i, line in enumerate(lines) if line and not line.isspace()]
     return {i: line_key(lines[i]) for i in (idx if len(idx) <= 2 * EDGE else idx[:EDGE] + idx[-EDGE:])}
 
 
@@ -175,7 +175,7 @@ def strip_running(lines: list[str], keys: set[str], edge: dict[int, str] | None 
     if edge is None:
         edge = edge_keys(lines)
     drop = {i for i, k in edge.items() if k in keys}
-    return [l for i, l in enumerate(lines) if l and not l.isspace() and i not in drop]
+    return [line for i, line in enumerate(lines) if line and not line.isspace() and i not in drop]
 
 
 def detect_language(texts: list[str]) -> str:

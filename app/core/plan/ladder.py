@@ -11,8 +11,6 @@ import re
 from dataclasses import dataclass, replace
 
 from app.core.failures import FailureKind
-
-K = FailureKind              # short name for the rules below
 from app.core.models.catalogue import Catalogue, ModelSpec
 from app.core.plan.fit import (
     pick_cpu,
@@ -23,7 +21,9 @@ from app.core.plan.fit import (
 )
 from app.core.plan.hardware import Hardware
 from app.core.plan.memory import fmt_tokens, round_context
-from app.core.plan.types import EngineName, FP8_KV_MIN_CC, MIN_LLAMA_CONTEXT, MIN_VLLM_CONTEXT, Plan
+from app.core.plan.types import FP8_KV_MIN_CC, MIN_LLAMA_CONTEXT, MIN_VLLM_CONTEXT, EngineName, Plan
+
+K = FailureKind              # short name for the rules below
 
 _WHY = {K.KV_TOO_SMALL: "KV cache too small", K.FREE_MEMORY: "not enough free VRAM",
         K.NO_KV_MEMORY: "no memory left for the KV cache", K.OUT_OF_MEMORY: "out of memory",

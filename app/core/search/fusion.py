@@ -29,7 +29,7 @@ RRF_K = 60
 
 
 def dense_weight(q_lang: str, doc_langs: set[str]) -> float:
-    if doc_langs and all(l != q_lang and l != "mixed" for l in doc_langs):
+    if doc_langs and all(lang != q_lang and lang != "mixed" for lang in doc_langs):
         return CROSS
     return ZH if q_lang == "zh" else SAME_EN
 

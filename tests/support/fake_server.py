@@ -1,7 +1,7 @@
 """A fault-injecting fake OpenAI-compatible server, started by tests as a worker child process
 [jupyter_client problemkernel.py]. Real HTTP on a real port; only the engine is fake.
 
-    python tests/worker/fake_server.py --port N --api-key K [faults]
+    python tests/support/fake_server.py --port N --api-key K [faults]
 
 Faults (combinable):
   --print LINE ...        print these lines first (e.g. a real OOM or vLLM message)

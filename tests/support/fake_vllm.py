@@ -3,7 +3,7 @@ GPU, makes vLLM's real start-up checks and prints vLLM's real failure messages (
 vllm/v1/core/kv_cache_utils.py, vllm/config/vllm.py, the worker's memory check, the attention
 selector), then exits 1 — or starts and serves /health, /v1/models, /metrics and chat.
 
-    python tests/worker/fake_vllm.py --model DIR --port N --gpu-memory-utilization U
+    python tests/support/fake_vllm.py --model DIR --port N --gpu-memory-utilization U
         --max-model-len L [--kv-cache-dtype fp8] [--enforce-eager] [--tensor-parallel-size T]
         --fake-gpu TOTAL_GIB:FREE_GIB:CC          simulated card, e.g. 23.99:23.69:8.9
         --fake-model WEIGHTS:ACT:GRAPHS:KV_BYTES  loaded GiB, activation GiB, CUDA graph GiB, KV B/token
