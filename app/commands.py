@@ -143,32 +143,25 @@ class ReadingLine:
     terminal, a line every tenth otherwise)."""
 
     def __init__(self, quiet: bool, what: str = "reading the passages"):
-        import time
-        self.quiet, self.what, self.clock = quiet, what, time.perf_counter
-        self.began = self.clock()
-        self.first: tuple[float, int] | None = None
+        from app.core.answer.progress import ProgressEstimate
+        self.quiet, self.estimate = quiet, ProgressEstimate(what)
         self.shown = -1
         self.tty = sys.stderr.isatty()
         self.drawn = False
 
     def reading(self, r) -> None:
         if r.mode == "whole-document":
-            self.what = "reading the documents"
+            self.estimate.what = "reading the documents"
         if not self.quiet:
             print(f"[reading] {r.line()}", file=sys.stderr, flush=True)
 
     def progress(self, done: int, total: int) -> None:
         if self.quiet or total <= 0:
             return
-        now = self.clock()
-        self.calls = getattr(self, "calls", 0) + 1
-        if self.first is None or self.calls <= 2 or done < self.first[1]:
-            self.first = (now, done)          # from the first slice on (see app/qt/engine_controller.py)
+        now = self.estimate(done, total)
+        if not now.measured:                  # the speed counts from the first slice on
             return
-        pct = int(100 * done / total)
-        rate = (done - self.first[1]) / max(now - self.first[0], 1e-6)
-        left = f" · {(total - done) / rate:.0f} s left" if rate > 0 and done < total else ""
-        text = f"{self.what}: {pct}%{left}"
+        pct, text = now.percent, now.line()
         if self.tty:
             print(f"\r{text:<60}", end="", file=sys.stderr, flush=True)
             self.drawn = True
@@ -242,20 +235,19 @@ def _status_printer():
 
 
 def _format_answer(answer) -> str:
+    from app.core.answer.badge import Badge
     lines = [answer.text or "(no answer)", ""]
     for n, c in enumerate(answer.citations, start=1):
-        badge = "verified" if c.verified else "UNVERIFIED"
-        if c.verified and getattr(c, "support", "") and c.support != "supports":
-            badge += "; does not obviously support the answer"
+        badge = Badge.of(c).text()
         note = f" ({c.note})" if c.note else ""
         lines.append(f"[{n}] {c.doc} p. {c.page} [{badge}]{note}: \u201c{c.quote}\u201d")
     if not answer.citations:
         lines.append("(no citations)")
     for w in getattr(answer, "warnings", ()):
         lines.append(f"note: {w}")
-    t = answer.timing
-    lines.append(f"\n{answer.mode}; {answer.engine.get('summary', '')}; "
-                 f"first token {t.get('ttft_s', 0):.2f} s, total {t.get('total_s', 0):.2f} s")
+    t, engine = answer.timing, answer.engine
+    lines.append(f"\n{answer.mode}; {engine.summary if engine else ''}; "
+                 f"first token {t.ttft_s or 0:.2f} s, total {t.total_s:.2f} s")
     return "\n".join(lines)
 
 
