@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.answer.badge import NOT_SUPPORTS, SUPPORTS, Badge
+from app.core.answer.badge import NOT_SUPPORTS, SUPPORTS, Badge  # noqa: F401 - the card's words, also read from here
 
 SUPPORT_TIPS = {
     "supports": "The quote shares the answer's figures and words.",

@@ -1,4 +1,5 @@
-"""Question → context (whole documents if they fit, else retrieval) → model → verified answer."""
+"""Question → context (whole documents if they fit, else retrieval) → model → verified answer:
+the stages choose_context → build_prompt → generate → verify, composed by `ask`."""
 from __future__ import annotations
 
 import json
