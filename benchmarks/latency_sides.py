@@ -80,8 +80,8 @@ class Ours:
         total = common.now() - began
         u = ans.usage
         return {"ttft_s": (first[0] - began) if first else total, "total_s": total, "mode": ans.mode,
-                "prompt_tokens": u.get("prompt_tokens", 0), "cached_tokens": u.get("cached_tokens", 0),
-                "completion_tokens": u.get("completion_tokens", 0), "engine_ttft_s": ans.timing.get("ttft_s"),
+                "prompt_tokens": u.prompt_tokens, "cached_tokens": u.cached_tokens,
+                "completion_tokens": u.completion_tokens, "engine_ttft_s": ans.timing.ttft_s,
                 "citations": len(ans.citations), "verified": sum(c.verified for c in ans.citations),
                 "answer": ans.text[:200]}
 

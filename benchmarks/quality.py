@@ -108,8 +108,7 @@ def _row(q: dict, ans, seconds: float) -> dict:
     cites = [{"doc": c.doc, "page": c.page, "verified": c.verified, "gold": (c.doc, c.page) in gold,
               "support": c.support} for c in checked]
     return {"id": q["id"], "lang": q["lang"], "type": q["type"], "mode": ans.mode, "seconds": seconds,
-            "ttft_s": ans.timing.get("ttft_s"), **{k: ans.usage.get(k, 0) for k in
-                                                   ("prompt_tokens", "cached_tokens", "completion_tokens")},
+            "ttft_s": ans.timing.ttft_s, **ans.usage.to_dict(),
             "citations": len(cites),
             "verified": sum(c["verified"] for c in cites), "gold": sum(c["gold"] for c in cites),
             "verified_gold": sum(c["verified"] and c["gold"] for c in cites),

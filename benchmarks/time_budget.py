@@ -57,10 +57,10 @@ def ours(threads: int, target_s: float) -> dict:
                    on_delta=lambda _d: first or first.append(common.now()))
         u = a.usage
         rows[kind] = {"ttft_s": round((first[0] if first else common.now()) - t0, 2), "mode": a.mode,
-                      "prompt_tokens": u["prompt_tokens"], "cached_tokens": u["cached_tokens"],
-                      "cached_share": round(u["cached_tokens"] / max(u["prompt_tokens"], 1), 3),
-                      "estimated_ttft_s": a.timing.get("estimated_ttft_s"), "budget_tokens": a.context["budget_tokens"],
-                      "passages": a.context["passages"], "verified": sum(c.verified for c in a.citations),
+                      "prompt_tokens": u.prompt_tokens, "cached_tokens": u.cached_tokens,
+                      "cached_share": round(u.cached_tokens / max(u.prompt_tokens, 1), 3),
+                      "estimated_ttft_s": a.timing.estimated_ttft_s, "budget_tokens": a.context.budget_tokens,
+                      "passages": a.context.passages, "verified": sum(c.verified for c in a.citations),
                       "citations": len(a.citations), "said": readings[0].line() if readings else ""}
 
     ask("first", QUESTIONS[0])

@@ -34,31 +34,25 @@ class ReadingLine:
     terminal, a line every tenth otherwise)."""
 
     def __init__(self, quiet: bool, what: str = "reading the passages"):
-        self.quiet, self.what, self.clock = quiet, what, time.perf_counter
-        self.began = self.clock()
-        self.first: tuple[float, int] | None = None
+        from app.core.answer.progress import ProgressEstimate
+        self.quiet, self.estimate = quiet, ProgressEstimate(what)
         self.shown = -1
         self.tty = sys.stderr.isatty()
         self.drawn = False
 
     def reading(self, r) -> None:
         if r.mode == "whole-document":
-            self.what = "reading the documents"
+            self.estimate.what = "reading the documents"
         if not self.quiet:
             print(f"[reading] {r.line()}", file=sys.stderr, flush=True)
 
     def progress(self, done: int, total: int) -> None:
         if self.quiet or total <= 0:
             return
-        now = self.clock()
-        self.calls = getattr(self, "calls", 0) + 1
-        if self.first is None or self.calls <= 2 or done < self.first[1]:
-            self.first = (now, done)          # from the first slice on (see app/qt/engine_controller.py)
+        now = self.estimate(done, total)
+        if not now.measured:                  # the speed counts from the first slice on
             return
-        pct = int(100 * done / total)
-        rate = (done - self.first[1]) / max(now - self.first[0], 1e-6)
-        left = f" · {(total - done) / rate:.0f} s left" if rate > 0 and done < total else ""
-        text = f"{self.what}: {pct}%{left}"
+        pct, text = now.percent, now.line()
         if self.tty:
             print(f"\r{text:<60}", end="", file=sys.stderr, flush=True)
             self.drawn = True

@@ -17,9 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-VERIFIED = ("✓ verified", "verified")
-UNVERIFIED = ("⚠ unverified", "unverified")
-SUPPORTS, NOT_SUPPORTS = "supports the answer", "does not obviously support it"
+from app.core.answer.badge import NOT_SUPPORTS, SUPPORTS, Badge  # noqa: F401 - the card's words, also read from here
+
 SUPPORT_TIPS = {
     "supports": "The quote shares the answer's figures and words.",
     "unclear": "The quote may be on topic, but its words do not show the answer's claim: read the page.",
@@ -39,20 +38,17 @@ class CitationCard(QFrame):
         head = QHBoxLayout()
         head.setContentsMargins(0, 0, 0, 0)
         where = QLabel(f"<b>[{index + 1}]</b> {doc_label} · p. {citation.page}", objectName="citationWhere")
-        mark, kind = VERIFIED if citation.verified else UNVERIFIED
-        checked = getattr(citation, "checked", "")   # what was checked, in words (citations.py)
-        self.badge = QLabel(f"{mark[0]} {checked}" if checked else mark, objectName="badge")
-        self.badge.setProperty("kind", kind)
+        badge = Badge.of(citation)      # what was checked, in words (citations.py)
+        self.badge = QLabel(badge.label(), objectName="badge")
+        self.badge.setProperty("kind", "verified" if badge.verified else "unverified")
         self.badge.setToolTip("The quoted words are on this page (not yet a judgement of the answer)."
-                              if citation.verified else "The quote was not found in the document: check it yourself.")
+                              if badge.verified else "The quote was not found in the document: check it yourself.")
         head.addWidget(where, 1)
         head.addWidget(self.badge)
         # A second, separate check: does the quote back the answer's claim (support.py)?
-        support = getattr(citation, "support", "")
-        self.support = QLabel(SUPPORTS if citation.verified and support == "supports" else NOT_SUPPORTS,
-                              objectName="citationSupport")
-        self.support.setProperty("kind", "supports" if self.support.text() == SUPPORTS else "unclear")
-        self.support.setToolTip(SUPPORT_TIPS.get(support if citation.verified else "unclear", ""))
+        self.support = QLabel(badge.support_words(), objectName="citationSupport", wordWrap=True)
+        self.support.setProperty("kind", "supports" if badge.supports else "unclear")
+        self.support.setToolTip(SUPPORT_TIPS.get(badge.support if badge.verified else "unclear", ""))
         quote = QLabel(f"\u201c{citation.quote}\u201d", objectName="citationQuote", wordWrap=True)
         quote.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout = QVBoxLayout(self)

@@ -3,12 +3,11 @@ ask questions with streaming and Stop, stop it on exit."""
 from __future__ import annotations
 
 import logging
-import re
 import threading
-import time
 
 from PySide6.QtCore import QObject, Signal
 
+from app.core.answer.progress import DoesNotFit, ProgressEstimate, what_is_read
 from app.qt import workers
 
 log = logging.getLogger("pagewise.gui")
@@ -57,24 +56,6 @@ def part_line(k: int, n: int, part) -> str:
 
 def _read(ctx, runtime, library, refs):
     return runtime.read(library, refs, on_progress=ctx.progress, cancel=ctx.cancel_event)
-
-
-class ProgressText:
-    """Prompt progress as the user reads it: "reading the passages: 45% · 6 s left"."""
-
-    def __init__(self, what: str):
-        self.what, self.first, self.calls = what, None, 0
-
-    def __call__(self, done: int, total: int) -> str:
-        now = time.perf_counter()
-        self.calls += 1
-        # the speed counts from the first slice on: a request reports "0 of N" when accepted and
-        # then where reading starts (what the engine already held), which took no reading
-        if self.first is None or self.calls <= 2 or done < self.first[1]:
-            self.first = (now, done)
-        rate = (done - self.first[1]) / max(now - self.first[0], 1e-6)
-        left = f" · {(total - done) / rate:.0f} s left" if rate > 0 and done < total else ""
-        return f"{self.what}: {int(100 * done / max(total, 1))}%{left}"
 
 
 class EngineController(QObject):
@@ -153,13 +134,13 @@ class EngineController(QObject):
 
     def ask(self, library, refs, question: str) -> None:
         conv = self.conversation(refs)
-        progress = ProgressText("reading the passages")
+        estimate = ProgressEstimate(what_is_read("retrieval"))
 
         def message(value) -> None:
             if isinstance(value, str):
                 self.sig_delta.emit(value)
-            else:                                   # qa.Reading: said before the engine reads
-                progress.what = "reading the documents" if value.mode == "whole-document" else "reading the passages"
+            else:                                   # qa.Reading (or Choosing): said before the engine reads
+                estimate.what = what_is_read(value.mode)
                 self.sig_reading.emit(value.line())
 
         def done(answer) -> None:
@@ -169,7 +150,7 @@ class EngineController(QObject):
         self._ask_job = workers.run(
             _ask, self.runtime, library, refs, question, conv,
             on_message=message,
-            on_progress=lambda d, t: self.sig_reading.emit(progress(d, t)),
+            on_progress=lambda read, total: self.sig_reading.emit(estimate(read, total).line()),
             on_done=done,
             on_error=lambda exc, job=None: self._on_ask_failed(question, exc))
 
@@ -194,10 +175,10 @@ class EngineController(QObject):
         question pre-empts it (the runtime cuts the reading and resumes it afterwards)."""
         if not self.ready() or (self._read_job is not None and not self._read_job.finished):
             return
-        progress = ProgressText(f"reading {label}")
+        estimate = ProgressEstimate(f"reading {label}")
         self._read_job = workers.run(
             _read, self.runtime, library, refs,
-            on_progress=lambda d, t: self.sig_background.emit(progress(d, t)),
+            on_progress=lambda read, total: self.sig_background.emit(estimate(read, total).line()),
             on_done=lambda result: self.sig_background.emit(
                 "" if result.get("already") else f"read {label}: answers use the whole document"),
             on_error=lambda exc, job=None: self._on_read_failed(exc))
@@ -206,8 +187,7 @@ class EngineController(QObject):
         from app.core.failures import BadInput
         log.info("background reading: %s", exc)
         if isinstance(exc, BadInput):
-            fits = re.search(r"about (\d+)%", str(exc))
-            share = f" (about {fits.group(1)}% fits)" if fits else ""
+            share = f" (about {exc.share:.0%} fits)" if isinstance(exc, DoesNotFit) else ""
             self.sig_background.emit(f"too long to read whole{share}: answers use passages")
         else:
             self.sig_background.emit("")

@@ -16,22 +16,20 @@ def answer_json(answer) -> str:
 def meta_line(answer) -> str:
     """'retrieval · 2.4 s · llamacpp smollm2' under each answer."""
     parts = [answer.mode]
-    total = (answer.timing or {}).get("total_s")
-    if total is not None:
-        parts.append(f"{total:.1f} s")
-    model = (answer.engine or {}).get("model")
-    if model:
-        parts.append(model)
+    if answer.timing is not None:
+        parts.append(f"{answer.timing.total_s:.1f} s")
+    if answer.engine is not None and answer.engine.model:
+        parts.append(answer.engine.model)
     unverified = sum(1 for c in answer.citations if not c.verified)
     if unverified:
         parts.append(f"{unverified} unverified citation{'s' if unverified > 1 else ''}")
-    context = getattr(answer, "context", None) or {}
-    if context.get("new_context"):
+    context = answer.context
+    if context is not None and context.new_context:
         parts.append("a new context began: the conversation no longer fitted")
-    chose = context.get("rerank") or {}
-    if chose.get("candidates"):
-        kept = "kept the search's first" if chose.get("chosen") == 1 else f"moved p. {chose.get('page')} first"
-        parts.append(f"the model read {chose['candidates']} passages and {kept}")
+    chose = context.rerank if context is not None else None
+    if chose is not None and chose.candidates:
+        kept = "kept the search's first" if chose.chosen == 1 else f"moved p. {chose.page} first"
+        parts.append(f"the model read {chose.candidates} passages and {kept}")
     line = " · ".join(parts)
     warnings = list(getattr(answer, "warnings", ()) or ())
     return "\n".join([line] + warnings)

@@ -14,7 +14,9 @@ from typing import Callable
 
 from app.core.answer import prompts, qa
 from app.core.answer.conversation import Conversation
+from app.core.answer.progress import DoesNotFit
 from app.core.answer.reading_memory import ReadingMemory
+from app.core.answer.values import EngineInfo
 from app.worker import protocol, recovery
 from app.worker.engine import Engine, Launcher
 from app.worker.engines.base import EngineAdapter, LaunchOptions
@@ -141,19 +143,16 @@ class EngineRuntime:
             # once more; a failed request is reported as it is and restarts nothing
             answer = recovery.ask(self.engine, lambda cut: self._ask_once(library, refs, question, mode, on_delta,
                                                                           cut, **extra), cancel)
-        usage = answer.usage
-        self.memory.record_prefill(self.speed_key(), usage.get("prompt_tokens", 0) - usage.get("cached_tokens", 0),
-                                   answer.timing.get("ttft_s", 0))
+        self.memory.record_prefill(self.speed_key(), answer.usage.read_tokens, answer.timing.ttft_s)
         if answer.mode == "whole-document":
             self.memory.mark_read(self.plan.model_id, doc_ids)
         answer.engine = self.engine_info()
         return answer
 
-    def engine_info(self) -> dict:
+    def engine_info(self) -> EngineInfo:
         """What answered, as an answer carries it (`engine` in --json, the window's meta line)."""
         plan = self.plan
-        return {"name": plan.engine.value, "model": plan.model_id, "context": plan.max_model_len,
-                "summary": planner_line(plan)}
+        return EngineInfo(plan.engine.value, plan.model_id, plan.max_model_len, planner_line(plan))
 
     def review(self, library, refs: list[qa.DocRef], template: str, on_part=None,
                cancel: threading.Event | None = None, **options):
@@ -293,17 +292,14 @@ class EngineRuntime:
         """Read whole documents ahead of the questions and keep their KV state (the worker's
         disk store): once read, questions about them are answered whole-document at once.
         Yields to any question asked meanwhile. Returns tokens, seconds and cached, or raises
-        BadInput when the documents do not fit the context (saying how much would)."""
-        from app.core.failures import BadInput
+        DoesNotFit (a BadInput) when the documents do not fit the context (saying how much would)."""
         self._require()
         model, doc_ids = self.plan.model_id, [r.doc_id for r in refs]
         msgs = prompts.messages(qa.whole_context(library, refs), "", whole=True)
         tokens = self.engine.count_tokens(msgs)
         room = qa.prompt_room(self.plan.max_model_len)
         if tokens > room:
-            raise BadInput(f"the document is {tokens:,} tokens and the context holds {room:,} for a prompt: "
-                           f"about {room / tokens:.0%} of it would fit, so questions about it use the best "
-                           "passages instead")
+            raise DoesNotFit(tokens, room)
         if self.memory.was_read(model, doc_ids):
             return {"tokens": tokens, "seconds": 0.0, "cached": True, "already": True}
         began = time.perf_counter()

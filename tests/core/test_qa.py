@@ -150,9 +150,9 @@ def test_real_engine_answer_and_follow_up_reuses_the_document(lib_with):
         for c in first.citations:
             assert c.doc == "mnda.pdf" and 1 <= c.page <= info.page_count
         follow = qa.ask(lib, refs, "How long does the agreement last?", client, 8192, mode="whole-document")
-        assert follow.usage["cached_tokens"] > 0.9 * first.usage["prompt_tokens"] - 40
-        print(f"\nTTFT first {first.timing['ttft_s']:.2f} s, follow-up {follow.timing['ttft_s']:.2f} s, "
-              f"prompt {first.usage['prompt_tokens']} tokens, cached on follow-up {follow.usage['cached_tokens']}")
+        assert follow.usage.cached_tokens > 0.9 * first.usage.prompt_tokens - 40
+        print(f"\nTTFT first {first.timing.ttft_s:.2f} s, follow-up {follow.timing.ttft_s:.2f} s, "
+              f"prompt {first.usage.prompt_tokens} tokens, cached on follow-up {follow.usage.cached_tokens}")
     finally:
         sup.stop()
 

@@ -27,28 +27,28 @@ def test_the_model_chooses_a_page_first_and_the_answer_gets_what_the_target_has_
     ranked = qa.ranked_hits(lib, refs, QUESTION)
     said, conv = [], Conversation()
     answer = runtime.ask(lib, refs, QUESTION, mode="retrieval", on_reading=said.append, conversation=conv)
-    choice = answer.context["rerank"]
-    assert "skipped" not in choice, choice
-    assert 2 <= choice["candidates"] <= rerank.CANDIDATES and 1 <= choice["chosen"] <= choice["candidates"]
-    assert choice["prompt_tokens"] > 0 and choice["seconds"] > 0
+    choice = answer.context.rerank
+    assert not choice.skipped, choice
+    assert 2 <= choice.candidates <= rerank.CANDIDATES and 1 <= choice.chosen <= choice.candidates
+    assert choice.prompt_tokens > 0 and choice.seconds > 0
     # the chosen page is the first passage of the answer's prompt
-    assert conv.passages()[0].page == ranked[choice["chosen"] - 1][1].page
+    assert conv.passages()[0].page == ranked[choice.chosen - 1][1].page
     # the answer's budget is what the target has left after the choice
     tps = runtime.memory.prefill_tps(runtime.speed_key())
-    expected = qa.time_budget_tokens(max(TARGET - choice["seconds"], 0.1), tps, runtime.plan.max_model_len)
-    assert abs(answer.context["budget_tokens"] - expected) <= tps * 0.01 + 1    # seconds are rounded to 0.01
-    assert answer.context["budget_tokens"] <= qa.time_budget_tokens(TARGET, tps, runtime.plan.max_model_len)
+    expected = qa.time_budget_tokens(max(TARGET - choice.seconds, 0.1), tps, runtime.plan.max_model_len)
+    assert abs(answer.context.budget_tokens - expected) <= tps * 0.01 + 1    # seconds are rounded to 0.01
+    assert answer.context.budget_tokens <= qa.time_budget_tokens(TARGET, tps, runtime.plan.max_model_len)
     # said before each step: the choice (with its expected time), then the answer's reading
-    assert isinstance(said[0], rerank.Choosing) and said[0].candidates == choice["candidates"]
-    assert said[0].line().startswith(f"choosing the best of {choice['candidates']} passages")
-    assert isinstance(said[1], qa.Reading) and said[1].passages >= 1 and said[1].choice.page == choice["page"]
+    assert isinstance(said[0], rerank.Choosing) and said[0].candidates == choice.candidates
+    assert said[0].line().startswith(f"choosing the best of {choice.candidates} passages")
+    assert isinstance(said[1], qa.Reading) and said[1].passages >= 1 and said[1].choice.page == choice.page
 
 
 def test_no_reranking_by_default_and_off_means_off(runtime, lib, corpus):
     refs = refs_for(lib, corpus / "contracts-en" / "bonterms-psa-v1.2.pdf")
     assert settings.load().rerank == "off" and not runtime.reranks()   # measured to hurt: opt-in
     answer = runtime.ask(lib, refs, QUESTION, mode="retrieval")
-    assert "rerank" not in answer.context
+    assert answer.context.rerank is None and "rerank" not in answer.to_dict()["context"]
     settings.save(settings.Settings(rerank="off"))
     assert not runtime.reranks()
 

@@ -49,7 +49,7 @@ def read_whole(lib, rt, path, question="Who are the parties?"):
 
 def assert_answered_from_memory(rt, lib, refs) -> None:
     answer = rt.ask(lib, refs, "How long does it last?", mode="whole-document")
-    assert answer.usage["cached_tokens"] >= 700          # the question only read its own tokens
+    assert answer.usage.cached_tokens >= 700          # the question only read its own tokens
     assert rt.metrics()["pagewise_disk_cache_restores_total"] == 1
 
 
@@ -60,7 +60,7 @@ def test_a_restarted_worker_restores_the_last_document_by_itself(short_contract,
     try:
         assert rt.plan.engine == "llamacpp"
         refs, first = read_whole(lib, rt, short_contract)
-        assert first.usage["cached_tokens"] == 0
+        assert first.usage.cached_tokens == 0
     finally:
         rt.stop()
 

@@ -27,10 +27,10 @@ def test_speed_is_measured_at_start_and_the_prompt_fits_the_time_budget(runtime,
     said, progress = [], []
     answer = runtime.ask(lib, refs, "Can either party terminate for convenience?",
                          on_reading=said.append, on_progress=lambda d, t: progress.append((d, t)))
-    budget = answer.context["budget_tokens"]
+    budget = answer.context.budget_tokens
     assert budget == qa.time_budget_tokens(runtime.target_s(), tps, runtime.plan.max_model_len)
-    assert answer.mode == "retrieval" and answer.context["passages"] >= 1
-    assert answer.usage["prompt_tokens"] <= budget + 200          # the passages fit; template and question on top
+    assert answer.mode == "retrieval" and answer.context.passages >= 1
+    assert answer.usage.prompt_tokens <= budget + 200          # the passages fit; template and question on top
     assert said and said[0].seconds is not None and "passages" in said[0].line()
     assert progress and progress[-1][0] == progress[-1][1]          # read to the end, reported on the way
 
@@ -48,16 +48,16 @@ def test_follow_up_shares_the_prefix_and_survives_a_restart(lib, corpus, monkeyp
         follow = rt.ask(lib, refs, "Which law governs the agreement?", conversation=conv, mode="retrieval")
     finally:
         rt.stop()
-    assert follow.usage["cached_tokens"] >= 0.7 * follow.usage["prompt_tokens"]
-    assert follow.usage["cached_tokens"] >= first.usage["prompt_tokens"] - 8
+    assert follow.usage.cached_tokens >= 0.7 * follow.usage.prompt_tokens
+    assert follow.usage.cached_tokens >= first.usage.prompt_tokens - 8
     rt = EngineRuntime(threads=2)
     rt.start()
     try:
         again = rt.ask(lib, refs, "Who pays the fees?", conversation=conv, mode="retrieval")
     finally:
         rt.stop()
-    assert again.context["turn"] == 3 and not again.context["new_context"]
-    assert again.usage["cached_tokens"] >= 0.7 * again.usage["prompt_tokens"]     # restored from disk
+    assert again.context.turn == 3 and not again.context.new_context
+    assert again.usage.cached_tokens >= 0.7 * again.usage.prompt_tokens     # restored from disk
 
 
 def test_background_reading_yields_to_a_question_and_then_answers_whole(runtime, lib, corpus):
@@ -92,7 +92,7 @@ def test_background_reading_yields_to_a_question_and_then_answers_whole(runtime,
     assert time.monotonic() >= asked_at
     whole = runtime.ask(lib, read_refs, "What does each partner agree to do?")
     assert whole.mode == "whole-document"
-    assert whole.usage["cached_tokens"] >= 0.9 * whole.usage["prompt_tokens"]
+    assert whole.usage.cached_tokens >= 0.9 * whole.usage.prompt_tokens
 
 
 def test_a_document_larger_than_the_context_is_not_read_and_says_how_much_fits(lib, corpus, tmp_path):

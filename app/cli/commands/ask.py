@@ -42,18 +42,17 @@ def run(args):
 
 
 def format_answer(answer) -> str:
+    from app.core.answer.badge import Badge
     lines = [answer.text or "(no answer)", ""]
     for n, c in enumerate(answer.citations, start=1):
-        badge = "verified" if c.verified else "UNVERIFIED"
-        if c.verified and getattr(c, "support", "") and c.support != "supports":
-            badge += "; does not obviously support the answer"
+        badge = Badge.of(c).text()
         note = f" ({c.note})" if c.note else ""
         lines.append(f"[{n}] {c.doc} p. {c.page} [{badge}]{note}: \u201c{c.quote}\u201d")
     if not answer.citations:
         lines.append("(no citations)")
     for w in getattr(answer, "warnings", ()):
         lines.append(f"note: {w}")
-    t = answer.timing
-    lines.append(f"\n{answer.mode}; {answer.engine.get('summary', '')}; "
-                 f"first token {t.get('ttft_s', 0):.2f} s, total {t.get('total_s', 0):.2f} s")
+    t, engine = answer.timing, answer.engine
+    lines.append(f"\n{answer.mode}; {engine.summary if engine else ''}; "
+                 f"first token {t.ttft_s or 0:.2f} s, total {t.total_s:.2f} s")
     return "\n".join(lines)

@@ -29,18 +29,19 @@ def run(args):
         engine = runtime.engine_info()
     finally:
         runtime.stop()
-    data = {**result.to_dict(), "engine": engine}
+    data = {**result.to_dict(), "engine": engine.to_dict()}
     lib.add_exchange([i.id for i in infos], f"[review: {args.template}]", compact_json(data))
     return data, format_review(result)
 
 
 def format_review(result) -> str:
+    from app.core.answer.badge import Badge
     lines = [result.text or "(no answer)", ""]
     for n, c in enumerate(result.citations, start=1):
-        badge = "verified" if c.verified else "UNVERIFIED"
+        badge = Badge.of(c).text(with_support=False)     # a review's citations get no support check
         lines.append(f"[{n}] {c.doc} p. {c.page} [{badge}]: \u201c{c.quote}\u201d")
     if not result.citations:
         lines.append("(no citations)")
     if result.parts:
-        lines.append(f"\n{len(result.parts)} parts, {result.timing.get('total_s', 0):.0f} s")
+        lines.append(f"\n{len(result.parts)} parts, {result.timing.total_s:.0f} s")
     return "\n".join(lines)

@@ -7,6 +7,8 @@ import html
 import time
 from pathlib import Path
 
+from app.core.answer.badge import Badge
+
 
 def to_markdown(question: str, answer: dict, when: float | None = None) -> str:
     stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(time.time() if when is None else when))
@@ -16,7 +18,7 @@ def to_markdown(question: str, answer: dict, when: float | None = None) -> str:
     if cites:
         lines += ["## Citations", ""]
         for n, c in enumerate(cites, start=1):
-            badge = "verified" if c.get("verified") else "NOT verified"
+            badge = Badge.of(c).text(with_support=False)
             note = f" ({c['note']})" if c.get("note") else ""
             quote = " ".join(str(c.get("quote", "")).split()).replace("*", r"\*")
             lines.append(f"{n}. **{Path(str(c.get('doc', ''))).name}, p. {c.get('page')}** "
@@ -39,7 +41,7 @@ def to_pdf(question: str, answer: dict, dest: Path, when: float | None = None) -
     if cites:
         parts.append("<h3>Citations</h3><ol>")
         for c in cites:
-            badge = "verified" if c.get("verified") else "NOT verified"
+            badge = Badge.of(c).text(with_support=False)
             parts.append(f"<li><b>{esc(Path(str(c.get('doc', ''))).name)}, p. {c.get('page')}</b> "
                          f"[{badge}]: “{esc(' '.join(str(c.get('quote', '')).split()))}”</li>")
         parts.append("</ol>")

@@ -1,11 +1,12 @@
-"""Question → context (whole documents if they fit, else retrieval) → model → verified answer."""
+"""Question → context (whole documents if they fit, else retrieval) → model → verified answer:
+the stages choose_context → build_prompt → generate → verify, composed by `ask`."""
 from __future__ import annotations
 
 import json
 import re
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Protocol
 
 from app.core import textnorm
@@ -21,8 +22,11 @@ from app.core.answer.budget import (
 )
 from app.core.answer import injection
 from app.core.answer import rerank as reranking
-from app.core.answer.citations import Citation, quotable, verify, with_support
+from app.core.answer.citations import Citation, quotable, with_support
+from app.core.answer.citations import verify as verify_quote
 from app.core.answer.conversation import Conversation, Passage
+from app.core.answer.progress import Reading
+from app.core.answer.values import Answer, ContextInfo, Timing, Usage
 from app.core.documents import tables
 from app.core.failures import BadInput
 from app.core.search import evidence
@@ -34,26 +38,6 @@ class ChatBackend(Protocol):
     def chat(self, messages: list[dict], json_schema: dict | None = None, max_tokens: int = 512,
              temperature: float = 0.0, on_delta: Callable[[str], None] | None = None,
              cancel: threading.Event | None = None): ...
-
-
-@dataclass
-class Answer:
-    text: str
-    citations: list[Citation]
-    mode: str                     # "whole-document" | "retrieval"
-    not_stated: bool
-    timing: dict = field(default_factory=dict)
-    engine: dict = field(default_factory=dict)
-    raw: str = ""
-    usage: dict = field(default_factory=dict)
-    context: dict = field(default_factory=dict)   # tokens, passages, budget_tokens of this prompt
-    warnings: list[str] = field(default_factory=list)   # instruction-like text found; nothing convincing found
-
-    def to_dict(self) -> dict:
-        return {"answer": self.text, "citations": [c.to_dict() for c in self.citations],
-                "mode": self.mode, "not_stated": self.not_stated,
-                "engine": self.engine, "timing": self.timing, "usage": self.usage,
-                "context": self.context, "warnings": self.warnings}
 
 
 @dataclass(frozen=True)
@@ -211,10 +195,10 @@ def _verify_all(library, refs: list[DocRef], cites: list[dict],
     for c in cites:
         ref = by_number.get(_int(c.get("doc"), 1)) or refs[0]
         page, quote = _int(c.get("page"), 1), str(c.get("quote", ""))
-        cit = verify(ref.doc_id, ref.label, page, quote, pages(ref))
+        cit = verify_quote(ref.doc_id, ref.label, page, quote, pages(ref))
         for other in refs if not cit.verified else ():   # the words may be the other document's
             if other is not ref:
-                moved = verify(other.doc_id, other.label, page, quote, pages(other))
+                moved = verify_quote(other.doc_id, other.label, page, quote, pages(other))
                 if moved.verified:
                     note = "; ".join(filter(None, [f"document corrected from {ref.number}", moved.note]))
                     cit = Citation(moved.doc_id, moved.doc, moved.page, moved.quote, True, note=note)
@@ -259,52 +243,100 @@ def answer_schema(context: str, question: str, msgs: list[dict] | None = None,
     return prompts.answer_schema(quotable(context), prompts.answer_chars(lang, ANSWER_TOKENS, ratio))
 
 
-@dataclass
-class Reading:
-    """What the engine is about to read, said before the answer starts."""
-    mode: str
-    prompt_tokens: int            # the whole prompt
-    new_tokens: int               # of it, what the engine does not hold yet (estimate)
-    passages: int
-    budget_tokens: int
-    seconds: float | None         # expected time to the first token, from the measured speed
-    new_context: bool = False     # the conversation's context overflowed: a new one began
-    choice: reranking.Choice | None = None   # the model's pick among retrieval's pages, when it ran
+@dataclass(frozen=True)
+class AskOptions:
+    """How a question is asked, besides what about and of whom."""
+    mode: str = "auto"                 # "auto" | "whole-document" | "retrieval"
+    prefill_tps: float | None = None   # this model's measured reading speed (tokens/s)
+    cached: bool = False               # the documents were read whole before (the engine kept them)
+    target_s: float | None = None      # the first-token target: × prefill_tps = the prompt budget
+    rerank: bool = False               # the model first picks the best of retrieval's pages
+    stall_s: float | None = None       # the backend's stall deadline while it reads
 
-    def line(self) -> str:
-        what = "the documents" if self.mode == "whole-document" else f"{self.passages} passages"
-        eta = f" ≈ {self.seconds:.0f} s" if self.seconds is not None else ""
-        fresh = " (a new context: the conversation no longer fits)" if self.new_context else ""
-        chose = ""
-        if self.choice and not self.choice.skipped:
-            chose = (f"the model chose passage {self.choice.chosen} of {self.choice.candidates} "
-                     f"({self.choice.seconds:.1f} s); ")
-        return f"{chose}reading {self.new_tokens:,} new tokens of {what}{eta}{fresh}"
+
+@dataclass(frozen=True)
+class Listeners:
+    """Who hears about a question as it goes, and what stops it."""
+    on_delta: Callable[[str], None] | None = None            # each piece of the reply
+    on_reading: Callable[[Reading | reranking.Choosing], None] | None = None   # before each read
+    on_progress: Callable[[int, int], None] | None = None    # (read, total) while the engine reads
+    cancel: threading.Event | None = None
+
+
+@dataclass(frozen=True)
+class ContextPlan:
+    """The first stage's outcome: the conversation is set to its mode (whole documents or
+    retrieval); this says what the prompt may hold and what retrieval chose."""
+    room: int                          # prompt tokens the context holds
+    budget: int                        # prompt tokens the first-token target allows
+    new_context: bool                  # the conversation had to begin again
+    ranked: list | None = None         # retrieval's (reranked) pages, when reranking ran
+    choice: reranking.Choice | None = None
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """The second stage's outcome: what the engine is sent."""
+    messages: list[dict]
+    passages: list[Passage]            # the passages this turn adds
+    tokens: int                        # the whole prompt
+    ranked: list                       # retrieval's pages (reused for the warnings)
+    schema: dict                       # the reply's JSON schema
+    reading: Reading                   # said before the engine reads
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The third stage's outcome: the model's reply as it came."""
+    raw: str
+    ttft_s: float
+    usage: Usage
+    started: float                     # perf_counter when the request went out
 
 
 def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context_tokens: int,
         on_delta: Callable[[str], None] | None = None, cancel: threading.Event | None = None,
-        mode: str = "auto", prefill_tps: float | None = None, cached: bool = False,
-        conversation: Conversation | None = None, target_s: float | None = None,
+        conversation: Conversation | None = None,
         on_reading: Callable[[Reading | reranking.Choosing], None] | None = None,
-        on_progress: Callable[[int, int], None] | None = None, stall_s: float | None = None,
-        rerank: bool = False) -> Answer:
+        on_progress: Callable[[int, int], None] | None = None,
+        options: AskOptions | None = None, **settings) -> Answer:
     """Answer one question; with `conversation`, as a follow-up in that conversation (its
-    context grows append-only, so the engine reuses what it read). `target_s` × `prefill_tps`
-    is the prompt budget (the time to the first token the user waits). `rerank`: the model
-    first picks the best of retrieval's pages (a first question in retrieval mode, when that
-    fits the time budget; the answer gets what the target has left)."""
+    context grows append-only, so the engine reuses what it read). `options` (or its fields
+    as keywords: mode=, prefill_tps=, cached=, target_s=, rerank=, stall_s=) say how: see
+    AskOptions; `target_s` × `prefill_tps` is the prompt budget (the time to the first token
+    the user waits). `rerank`: the model first picks the best of retrieval's pages (a first
+    question in retrieval mode, when that fits the time budget; the answer gets what the
+    target has left).
+
+    Four stages: choose the context → build the prompt → generate → verify."""
     if not question.strip():
         raise BadInput("the question is empty")
+    if options is not None and settings:
+        raise TypeError("ask takes `options` or its fields as keywords, not both")
+    options = options or AskOptions(**settings)
+    listen = Listeners(on_delta, on_reading, on_progress, cancel)
     conv = conversation if conversation is not None else Conversation()
+    plan = choose_context(library, refs, question, client, context_tokens, conv, options, listen)
+    prompt = build_prompt(library, refs, question, client, conv, plan, options)
+    if listen.on_reading:
+        listen.on_reading(prompt.reading)
+    reply = generate(client, question, conv, prompt, options, listen)
+    return verify(library, refs, question, conv, prompt, reply)
+
+
+def choose_context(library, refs: list[DocRef], question: str, client: ChatBackend, context_tokens: int,
+                   conv: Conversation, options: AskOptions, listen: Listeners = Listeners()) -> ContextPlan:
+    """Whole documents or retrieval, set on the conversation: whole when asked for, or (auto)
+    when read already or within the time budget; a retrieval conversation moves to whole
+    documents once they are read (cheap then). Reranking, when asked for, runs here and
+    takes its time out of the budget."""
     doc_ids = [r.doc_id for r in refs]
+    mode, cached, prefill_tps = options.mode, options.cached, options.prefill_tps
     room = prompt_room(context_tokens)
-    budget = time_budget_tokens(target_s, prefill_tps, context_tokens)
+    budget = time_budget_tokens(options.target_s, prefill_tps, context_tokens)
     new_context = False
     if tuple(doc_ids) != conv.doc_ids:
         conv.begin(doc_ids, "", budget)
-    # whole documents: when asked for, or (auto) when read already or within the time budget;
-    # a retrieval conversation moves to whole documents once they are read (cheap then)
     want_whole = False
     if mode == "whole-document" or (mode == "auto" and conv.mode != "whole-document"
                                      and (cached or not conv.turns)):
@@ -319,44 +351,67 @@ def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context
         new_context = bool(conv.turns)
         conv.begin(doc_ids, "retrieval", budget)
     ranked, choice = None, None
-    if rerank and conv.mode == "retrieval" and not conv.turns:
+    if options.rerank and conv.mode == "retrieval" and not conv.turns:
         ranked, choice = reranking.rerank(client, question, ranked_hits(library, refs, question),
-                                          prefill_tps, target_s, cancel, on_choosing=on_reading)
-        if choice.seconds and target_s:   # the choice took part of the user's wait
-            budget = time_budget_tokens(max(target_s - choice.seconds, 0.1), prefill_tps, context_tokens)
-    msgs, new, used, ranked = _build(library, refs, question, client, conv, room, budget, ranked)
-    if used > room:                      # the conversation no longer fits: a new context
+                                          prefill_tps, options.target_s, listen.cancel,
+                                          on_choosing=listen.on_reading)
+        if choice.seconds and options.target_s:   # the choice took part of the user's wait
+            budget = time_budget_tokens(max(options.target_s - choice.seconds, 0.1), prefill_tps, context_tokens)
+    return ContextPlan(room, budget, new_context, ranked, choice)
+
+
+def build_prompt(library, refs: list[DocRef], question: str, client: ChatBackend, conv: Conversation,
+                 plan: ContextPlan, options: AskOptions) -> Prompt:
+    """This turn's messages within the plan's budget (a new context when the conversation no
+    longer fits), the reply's schema, and what the engine will read anew."""
+    new_context = plan.new_context
+    msgs, new, used, ranked = _build(library, refs, question, client, conv, plan.room, plan.budget, plan.ranked)
+    if used > plan.room:                 # the conversation no longer fits: a new context
         new_context = True
-        conv.begin(doc_ids, conv.mode, budget, whole_text=conv.whole_text)
-        msgs, new, used, ranked = _build(library, refs, question, client, conv, room, budget, ranked)
-    fresh = max(0, used - conv.cached_tokens_estimate()) if conv.turns else (0 if cached else used)
-    if conv.mode == "whole-document" and cached and not conv.turns:
+        conv.begin([r.doc_id for r in refs], conv.mode, plan.budget, whole_text=conv.whole_text)
+        msgs, new, used, ranked = _build(library, refs, question, client, conv, plan.room, plan.budget, ranked)
+    fresh = max(0, used - conv.cached_tokens_estimate()) if conv.turns else (0 if options.cached else used)
+    if conv.mode == "whole-document" and options.cached and not conv.turns:
         fresh = max(0, used - count_tokens(client, prompts.messages(conv.whole_text, "", whole=True)))
     reading = Reading(conv.mode, used, fresh, len(new) if conv.mode == "retrieval" else len(refs),
-                      budget, reading_seconds(fresh, prefill_tps), new_context, choice)
-    if on_reading:
-        on_reading(reading)
-    context = conv.context_text(new)
-    schema = answer_schema(context, question, msgs, used)
+                      plan.budget, reading_seconds(fresh, options.prefill_tps), new_context, plan.choice)
+    schema = answer_schema(conv.context_text(new), question, msgs, used)
+    return Prompt(msgs, new, used, ranked, schema, reading)
+
+
+def generate(client: ChatBackend, question: str, conv: Conversation, prompt: Prompt, options: AskOptions,
+             listen: Listeners = Listeners()) -> Reply:
+    """The model's reply under the schema, streamed to `listen.on_delta`; the turn joins the
+    conversation (its context grows by it)."""
     start = time.perf_counter()
-    result = client.chat(msgs, json_schema=schema, max_tokens=ANSWER_TOKENS, on_delta=on_delta, cancel=cancel,
-                         **_optional(on_progress=on_progress, stall_s=stall_s))
-    conv.add(new, question, result.text, result.prompt_tokens or used, result.completion_tokens)
-    text, cites = parse_reply(result.text)
-    if len(text) >= prompts.answer_bound(schema) and not text.endswith("…"):
+    result = client.chat(prompt.messages, json_schema=prompt.schema, max_tokens=ANSWER_TOKENS,
+                         on_delta=listen.on_delta, cancel=listen.cancel,
+                         **_optional(on_progress=listen.on_progress, stall_s=options.stall_s))
+    conv.add(prompt.passages, question, result.text, result.prompt_tokens or prompt.tokens, result.completion_tokens)
+    usage = Usage(result.prompt_tokens, result.cached_tokens, result.completion_tokens)
+    return Reply(result.text, result.ttft_s, usage, start)
+
+
+def verify(library, refs: list[DocRef], question: str, conv: Conversation, prompt: Prompt,
+           reply: Reply) -> Answer:
+    """The reply parsed, its citations checked against the pages (and for support), the
+    warnings the user must see, and the answer's figures."""
+    text, cites = parse_reply(reply.raw)
+    if len(text) >= prompts.answer_bound(prompt.schema) and not text.endswith("…"):
         text += " …"                              # the schema's bound closed it mid-sentence
     pages: dict[int, dict[int, str]] = {}
     citations = with_support(_verify_all(library, refs, cites, pages), text, question)
-    warnings = _warnings(library, refs, question, conv, pages, ranked)
+    warnings = _warnings(library, refs, question, conv, pages, prompt.ranked)
+    reading = prompt.reading
     return Answer(text=text, citations=citations, mode=conv.mode, warnings=warnings,
-                  not_stated=is_not_stated(text, citations), raw=result.text,
-                  timing={"ttft_s": round(result.ttft_s, 3), "total_s": round(time.perf_counter() - start, 3),
-                          "estimated_ttft_s": reading.seconds},
-                  usage={"prompt_tokens": result.prompt_tokens, "cached_tokens": result.cached_tokens,
-                         "completion_tokens": result.completion_tokens},
-                  context={"tokens": used, "passages": len(conv.passages()) if conv.mode == "retrieval" else 0,
-                           "budget_tokens": budget, "turn": len(conv.turns), "new_context": new_context,
-                           **({"rerank": choice.to_dict()} if choice else {})})
+                  not_stated=is_not_stated(text, citations), raw=reply.raw,
+                  timing=Timing(ttft_s=round(reply.ttft_s, 3), total_s=round(time.perf_counter() - reply.started, 3),
+                                estimated_ttft_s=reading.seconds),
+                  usage=reply.usage,
+                  context=ContextInfo(tokens=prompt.tokens,
+                                      passages=len(conv.passages()) if conv.mode == "retrieval" else 0,
+                                      budget_tokens=reading.budget_tokens, turn=len(conv.turns),
+                                      new_context=reading.new_context, rerank=reading.choice))
 
 
 def _warnings(library, refs, question: str, conv: Conversation,

@@ -16,6 +16,7 @@ from typing import Callable
 from app.core.answer import prompts, qa
 from app.core.answer.budget import ANSWER_TOKENS, TEMPLATE_MARGIN, reading_seconds, time_budget_tokens
 from app.core.answer.citations import Citation
+from app.core.answer.values import Timing
 from app.core.failures import BadInput
 
 GROUP_PAGES = 5          # pages per part (the seeds' 5-page segments)
@@ -75,17 +76,17 @@ class Review:
     citations: list[Citation]
     parts: list[Part]                 # empty when the documents fit in one pass
     assembled: bool
-    timing: dict = field(default_factory=dict)
+    timing: Timing | None = None
 
     def as_answer(self) -> qa.Answer:
         """The review as the window shows any answer: text, verified citations, a mode line."""
         mode = f"review in {len(self.parts)} parts" if self.assembled else "review, whole document"
-        return qa.Answer(self.text, self.citations, mode, not_stated=False, timing=dict(self.timing))
+        return qa.Answer(self.text, self.citations, mode, not_stated=False, timing=self.timing)
 
     def to_dict(self) -> dict:
         return {"template": self.template, "answer": self.text, "assembled_from_parts": self.assembled,
                 "citations": [c.to_dict() for c in self.citations],
-                "parts": [p.to_dict() for p in self.parts], "timing": self.timing}
+                "parts": [p.to_dict() for p in self.parts], "timing": self.timing.to_dict() if self.timing else {}}
 
 
 def template_for(prompt_key: str) -> str | None:
@@ -120,7 +121,7 @@ def review(library, refs: list[qa.DocRef], template: str, client: qa.ChatBackend
         if qa.count_tokens(client, prompts.messages(whole, task, whole=True)) <= room:
             answer = qa.ask(library, refs, task, client, context_tokens, mode="whole-document", cancel=cancel)
             return Review(template, answer.text, answer.citations, [], False,
-                          {"total_s": round(time.perf_counter() - start, 2)})
+                          Timing(total_s=round(time.perf_counter() - start, 2)))
     note_task = NOTE_TASK[lang].format(task=task)
     texts: dict[int, dict[int, str]] = {}       # doc id → page texts, read once for every step
     parts = plan_parts(library, refs, client, room, note_task, group_pages, texts)
@@ -246,8 +247,8 @@ def _reduce(library, refs, template: str, task: str, lang: str, parts: list[Part
     spans = ", ".join(p.span for p in parts)
     note = ASSEMBLED[lang].format(n=len(parts), pages=spans)
     return Review(template, f"{text.strip()}\n\n{note}".strip(), final, parts, True,
-                  {"total_s": round(time.perf_counter() - start, 2),
-                   "parts_s": [round(p.seconds, 2) for p in parts], "budget_tokens": room})
+                  Timing(total_s=round(time.perf_counter() - start, 2),
+                         parts_s=tuple(round(p.seconds, 2) for p in parts), budget_tokens=room))
 
 
 def _language(library, refs: list[qa.DocRef]) -> str:
