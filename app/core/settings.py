@@ -43,6 +43,11 @@ class Settings:
     remote_model: str = ""
     rerank: str = "off"                 # on: the model picks the best retrieved page before answering
 
+    @property
+    def uses_remote(self) -> bool:
+        """The user chose a team's server (engine = remote) over a local engine."""
+        return self.engine == "remote"
+
     def first_token_budget(self, on_gpu: bool) -> float:
         if self.first_token_budget_s is not None:
             return self.first_token_budget_s

@@ -21,7 +21,7 @@ HEALTH_S = 10.0          # /v1/models must answer this soon at start
 def endpoint_from_settings(s: settings.Settings | None = None) -> RemoteEndpoint | None:
     """The remote endpoint when the settings say engine = remote; None for a local engine."""
     s = s or settings.load()
-    if s.engine != "remote":
+    if not s.uses_remote:
         return None
     if not s.remote_url or not s.remote_model:
         raise BadInput("engine is remote but remote_url or remote_model is not set "
