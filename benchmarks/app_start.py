@@ -38,9 +38,10 @@ def _child_gui(spawned: float, settle_s: float, bare: bool) -> None:
     def finish(**extra) -> None:
         win = _main_window(app)
         try:
-            pid = getattr(getattr(getattr(win, "engine", None), "runtime", None), "supervisor", None)
+            runtime = getattr(getattr(win, "engine", None), "runtime", None)
+            pid = runtime.engine.pid if runtime is not None else None
             common.emit_result({**marks, **extra, "gui_rss_mb": common.rss_mb(),
-                                "worker_rss_mb": common.rss_mb(pid.pid) if pid and pid.pid else None})
+                                "worker_rss_mb": common.rss_mb(pid) if pid else None})
         except Exception as exc:  # noqa: BLE001 - a failed measurement must still end the child
             common.emit_result({**marks, "error": f"measuring failed: {exc!r}"})
         finally:

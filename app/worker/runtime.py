@@ -143,9 +143,11 @@ class EngineRuntime:
             # once more; a failed request is reported as it is and restarts nothing
             answer = recovery.ask(self.engine, lambda cut: self._ask_once(library, refs, question, mode, on_delta,
                                                                           cut, **extra), cancel)
-        self.memory.record_prefill(self.speed_key(), answer.usage.read_tokens, answer.timing.ttft_s)
-        if answer.mode == "whole-document":
-            self.memory.mark_read(self.plan.model_id, doc_ids)
+            # still holding the engine: a background reading that resumes must already see
+            # that this answer read the documents whole (it would read them all again)
+            self.memory.record_prefill(self.speed_key(), answer.usage.read_tokens, answer.timing.ttft_s)
+            if answer.mode == "whole-document":
+                self.memory.mark_read(self.plan.model_id, doc_ids)
         answer.engine = self.engine_info()
         return answer
 
@@ -308,6 +310,8 @@ class EngineRuntime:
                 from app.worker.errors import Cancelled
                 raise Cancelled("reading cancelled")
             self._questions_done.wait()             # a question first
+            if self.memory.was_read(model, doc_ids):   # that question read them whole: nothing left to read
+                break
             cut = threading.Event()
             with self._lock:
                 if self._preempt.is_set():
