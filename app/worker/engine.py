@@ -94,14 +94,18 @@ class Engine:
             self.on_status(state, detail)
 
     # --- start ----------------------------------------------------------------------------------
-    def start(self, plan: Plan, switch=None, options_for: Callable[[Plan], LaunchOptions] | None = None) -> Plan:
+    def start(self, plan: Plan, switch=None, options_for: Callable[[Plan], LaunchOptions] | None = None,
+              connected: ChatClient | None = None) -> Plan:
         """Start `plan`; with a downgrade `switch` (built with `self.launch` as its start
-        function), the first rung below it that starts. Returns the plan that runs."""
+        function), the first rung below it that starts. `connected`: a remote endpoint's client
+        whose health check already ran (not asked twice). Returns the plan that runs."""
         self._stopped.clear()
         self._switch = switch
         if options_for is not None:
             self._options_for = options_for
-        if switch is None:
+        if connected is not None:
+            started = _Started(None, connected)
+        elif switch is None:
             started = self._launch_on_free_port(plan)
         else:
             plan, started = switch.start(plan)
@@ -143,12 +147,10 @@ class Engine:
             started.client.connect_timeout_s = old.connect_timeout_s
 
     # --- talking to it --------------------------------------------------------------------------
-    def chat(self, *args, stall_s: float | None = None, reading_s: float | None = None, **kwargs):
-        """A chat request to the running engine; without `stall_s`, the adapter's deadline for a
-        prompt expected to take `reading_s` to read."""
-        client = self._require()
-        kwargs["stall_s"] = stall_s if stall_s is not None else self._adapter.stall_s(reading_s)
-        return client.chat(*args, **kwargs)
+    def chat(self, *args, **kwargs):
+        """A chat request to the running engine (ChatClient.chat's arguments; without `stall_s`,
+        the client's own deadline)."""
+        return self._require().chat(*args, **kwargs)
 
     def use_repeat_penalty(self, penalty: float) -> None:
         """An experiment's repetition penalty instead of the catalogue's (benchmarks/quality.py)."""
@@ -247,11 +249,6 @@ class Engine:
         sup, self._supervisor, self._client = self._supervisor, None, None
         if sup is not None:
             sup.stop()
-
-    def describe(self) -> str:
-        """What answers, in one line (the plan in plain words)."""
-        from app.core.plan import planner
-        return planner.explain(self._plan) if self._plan is not None else "not started"
 
 
 def _catalogue_penalty(plan: Plan) -> float:

@@ -44,16 +44,16 @@ def capped(plan, s: settings.Settings | None = None):
                                                        f"(context_cap)",))
 
 
-def plan_for(endpoint: RemoteEndpoint, catalogue):
-    """The plan for a team's server, its context capped by what the server says the model has
-    (vLLM and our worker report max_model_len); the health check's failures are one line."""
+def plan_for(endpoint: RemoteEndpoint, catalogue) -> tuple:
+    """The plan for a team's server and its client: the context capped by what the server says
+    the model has (vLLM and our worker report max_model_len); the health check's failures are one line."""
     import dataclasses
 
     from app.core.plan import planner
-    _client, served_context = connect(endpoint.base_url, endpoint.model)
+    client, served_context = connect(endpoint.base_url, endpoint.model)
     if served_context:
         endpoint = dataclasses.replace(endpoint, context=min(endpoint.context, served_context))
-    return planner.make_plan(None, catalogue, remote=endpoint)
+    return planner.make_plan(None, catalogue, remote=endpoint), client
 
 
 def api_key() -> str:

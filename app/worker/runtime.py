@@ -94,8 +94,8 @@ class EngineRuntime:
 
         endpoint = remote.endpoint_from_settings() if plan is None else None
         if endpoint is not None:     # a team's server (settings engine = remote): nothing to start here
-            plan = remote.plan_for(endpoint, models.load_catalogue())
-            self.engine.start(plan)
+            plan, client = remote.plan_for(endpoint, models.load_catalogue())
+            self.engine.start(plan, connected=client)
             self.engine.status("ready", planner.explain(plan))
             return
         switch = None

@@ -18,6 +18,7 @@ import subprocess
 import sys
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,20 +55,13 @@ class _Captured(io.StringIO):
 
 @contextmanager
 def _patched_environ(changes: dict[str, str | None]):
-    saved = {key: os.environ.get(key) for key in changes}
-    try:
+    with mock.patch.dict(os.environ):          # the whole environment back afterwards
         for key, value in changes.items():
             if value is None:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
         yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 @contextmanager
