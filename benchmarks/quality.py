@@ -185,7 +185,7 @@ def main(argv=None) -> dict:
     args = ap.parse_args(argv)
     if args.retrieval_only:
         return _refresh_retrieval(args)
-    from app.core.answer import prompts, qa
+    from app.core.answer import prompts, qa, refs as answer_refs
     from app.core.library import Library
     experiment = []
     if args.answer_max_chars:
@@ -199,7 +199,7 @@ def main(argv=None) -> dict:
     questions = [json.loads(line) for line in args.eval.read_text(encoding="utf-8").splitlines() if line.strip()]
     if args.quick:
         # CI checks that it runs, not what it scores: a short context and a short answer
-        args.limit, args.mode, qa.RETRIEVAL_PAGES, qa.ANSWER_TOKENS = 1, "retrieval", 2, 48
+        args.limit, args.mode, answer_refs.RETRIEVAL_PAGES, qa.ANSWER_TOKENS = 1, "retrieval", 2, 48
     asked = subset(questions, None if args.all else args.limit)
     began = common.now()
     with common.temp_home("pagewise-quality-"), tempfile.TemporaryDirectory() as tmp:

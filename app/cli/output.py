@@ -4,10 +4,11 @@ from __future__ import annotations
 import json
 
 
-def emit(args, data: dict, human: str) -> None:
+def emit(args, data: dict, human: str | None) -> None:
+    """`human` None: the command printed its text as it went (`ask`: evidence first)."""
     if getattr(args, "json", False):
         print(json.dumps(data, ensure_ascii=False, indent=2))
-    else:
+    elif human is not None:
         print(human)
 
 

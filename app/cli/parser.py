@@ -25,6 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--mode", choices=["auto", "whole", "retrieval"], default="auto")
     ask.add_argument("--threads", type=int, help="CPU threads for llama.cpp (default: the setting, else all cores)")
     ask.add_argument("--json", action="store_true")
+    ask.add_argument("--stream", action="store_true",
+                     help="JSON lines as things happen: the evidence first, then the reply's pieces, then the answer")
 
     rd = sub.add_parser("read", help="read documents whole ahead of the questions (kept for later answers)")
     rd.add_argument("files", nargs="+")

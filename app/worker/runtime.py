@@ -131,13 +131,16 @@ class EngineRuntime:
 
     def ask(self, library, refs: list[qa.DocRef], question: str, mode: str = "auto",
             on_delta=None, cancel: threading.Event | None = None,
-            conversation: Conversation | None = None, on_reading=None, on_progress=None) -> qa.Answer:
+            conversation: Conversation | None = None, on_reading=None, on_progress=None,
+            evidence=None) -> qa.Answer:
         """One question; with `conversation`, a follow-up in it (append-only context).
+        `evidence`: the cards already shown (find_evidence): the prompt starts with them.
         `on_reading(qa.Reading)` before the engine reads, `on_progress(read, total)` while it
         does. A background reading in progress is pre-empted and resumes afterwards."""
         self._require()
         doc_ids = [r.doc_id for r in refs]
-        extra = {"conversation": conversation, "on_reading": on_reading, "on_progress": on_progress}
+        extra = {"conversation": conversation, "on_reading": on_reading, "on_progress": on_progress,
+                 "evidence": evidence}
         with self._question_first():   # one question at a time per engine: the worker serialises anyway
             # a dead or hung engine is restarted (same plan, fresh port) and the question asked
             # once more; a failed request is reported as it is and restarts nothing
@@ -191,7 +194,7 @@ class EngineRuntime:
         return True
 
     def _ask_once(self, library, refs, question, mode, on_delta, cancel, conversation=None,
-                  on_reading=None, on_progress=None) -> qa.Answer:
+                  on_reading=None, on_progress=None, evidence=None) -> qa.Answer:
         model, doc_ids = self.plan.model_id, [r.doc_id for r in refs]
         line = QuestionLine(self.engine)
 
@@ -204,7 +207,7 @@ class EngineRuntime:
                       on_delta=on_delta, cancel=cancel, mode=mode, prefill_tps=self.memory.prefill_tps(self.speed_key()),
                       cached=self.memory.was_read(model, doc_ids), conversation=conversation,
                       target_s=self.target_s(), on_reading=reading, on_progress=on_progress,
-                      rerank=self.reranks())
+                      rerank=self.reranks(), evidence=evidence)
 
     def reranks(self) -> bool:
         """Whether the model first picks the best retrieved page (qa.ask's `rerank`): the

@@ -1,8 +1,13 @@
 """`pagewise ask FILE… -q QUESTION [-q FOLLOW-UP …]`: one conversation, one engine start;
-the answer with its citations, each checked against its page."""
+for each question the evidence first (the search's best sentences, quoted and checked, printed
+before the engine starts), then the model's answer with its citations, each checked against
+its page."""
 from __future__ import annotations
 
+import time
+
 from app.cli.documents import add_all, doc_refs, open_library
+from app.cli.evidence_output import AnswerPrinter
 from app.cli.output import compact_json
 from app.cli.progress import ReadingLine, status_printer
 from app.cli.search_vectors import VectorsWhileStarting
@@ -11,48 +16,48 @@ from app.cli.search_vectors import VectorsWhileStarting
 def run(args):
     """One or more questions (`-q` again and again) in one conversation and one engine start."""
     from app.core.answer.conversation import Conversation
+    from app.core.answer.evidence import find_evidence
     from app.worker.runtime import EngineRuntime
 
+    stream = getattr(args, "stream", False)
+    if stream:
+        args.json = True       # a failure is a JSON line too
+    quiet = args.json
     lib = open_library()
-    infos = add_all(lib, args.files, args.password, quiet=args.json)
+    infos = add_all(lib, args.files, args.password, quiet=quiet)
     refs = doc_refs(infos, args.files)
-    runtime = EngineRuntime(model_id=args.model, on_status=None if args.json else status_printer(),
-                            threads=getattr(args, "threads", None))
-    vectors = VectorsWhileStarting(lib, [i.id for i in infos], quiet=args.json)
+    out = AnswerPrinter(args.json, stream)
     questions = args.question if isinstance(args.question, list) else [args.question]
+    # the first question's evidence before anything else: the engine's start takes seconds
+    asked = time.perf_counter()
+    first = find_evidence(lib, refs, questions[0], started=asked)
+    out.evidence(questions[0], first, 1, len(questions))
+    runtime = EngineRuntime(model_id=args.model, on_status=None if quiet else status_printer(),
+                            threads=getattr(args, "threads", None))
+    vectors = VectorsWhileStarting(lib, [i.id for i in infos], quiet=quiet)
     answers = []
     try:
         runtime.start()
         vectors.finish()
         mode = {"whole": "whole-document"}.get(args.mode, args.mode)
         conv = Conversation()
-        for question in questions:
-            line = ReadingLine(quiet=args.json)
-            answer = runtime.ask(lib, refs, question, mode=mode, conversation=conv,
-                                 on_reading=line.reading, on_progress=line.progress)
+        for n, question in enumerate(questions, 1):
+            evidence = first if n == 1 else find_evidence(lib, refs, question)
+            if n > 1:
+                out.evidence(question, evidence, n, len(questions))
+            line = ReadingLine(quiet=quiet)
+            answer = runtime.ask(lib, refs, question, mode=mode, conversation=conv, evidence=evidence,
+                                 on_reading=line.reading, on_progress=line.progress,
+                                 on_delta=out.delta if stream else None)
             line.done()
             answers.append(answer)
+            out.answer(answer)
             lib.add_exchange([i.id for i in infos], question, compact_json(answer.to_dict()))
     finally:
         runtime.stop()
+    if stream:
+        return None, None
     if len(answers) == 1:
-        return answers[0].to_dict(), format_answer(answers[0])
-    human = "\n\n".join(f"Q{n}: {q}\n{format_answer(a)}" for n, (q, a) in enumerate(zip(questions, answers), 1))
-    return {"answers": [a.to_dict() for a in answers]}, human
+        return answers[0].to_dict(), None
+    return {"answers": [a.to_dict() for a in answers]}, None
 
-
-def format_answer(answer) -> str:
-    from app.core.answer.badge import Badge
-    lines = [answer.text or "(no answer)", ""]
-    for n, c in enumerate(answer.citations, start=1):
-        badge = Badge.of(c).text()
-        note = f" ({c.note})" if c.note else ""
-        lines.append(f"[{n}] {c.doc} p. {c.page} [{badge}]{note}: \u201c{c.quote}\u201d")
-    if not answer.citations:
-        lines.append("(no citations)")
-    for w in getattr(answer, "warnings", ()):
-        lines.append(f"note: {w}")
-    t, engine = answer.timing, answer.engine
-    lines.append(f"\n{answer.mode}; {engine.summary if engine else ''}; "
-                 f"first token {t.ttft_s or 0:.2f} s, total {t.total_s:.2f} s")
-    return "\n".join(lines)

@@ -26,26 +26,17 @@ from app.core.answer.citations import Citation, quotable, with_support
 from app.core.answer.citations import verify as verify_quote
 from app.core.answer.conversation import Conversation, Passage
 from app.core.answer.progress import Reading
+from app.core.answer.refs import RETRIEVAL_PAGES, DocRef, ranked_hits  # noqa: F401 (qa.DocRef, qa.ranked_hits)
 from app.core.answer.values import Answer, ContextInfo, Timing, Usage
 from app.core.documents import tables
 from app.core.failures import BadInput
-from app.core.search import evidence
-
-RETRIEVAL_PAGES = 6          # candidate pages in retrieval mode (the time budget takes the best that fit)
+from app.core.search import evidence as search_evidence
 
 
 class ChatBackend(Protocol):
     def chat(self, messages: list[dict], json_schema: dict | None = None, max_tokens: int = 512,
              temperature: float = 0.0, on_delta: Callable[[str], None] | None = None,
              cancel: threading.Event | None = None): ...
-
-
-@dataclass(frozen=True)
-class DocRef:
-    """A document as the question sees it: number in the prompt, id in the library, label shown."""
-    number: int
-    doc_id: int
-    label: str                    # the path as the user gave it
 
 
 def whole_context(library, refs: list[DocRef]) -> str:
@@ -63,18 +54,6 @@ def whole_context(library, refs: list[DocRef]) -> str:
             # flattens a table, so "Support, Annual" could not be read (or quoted) from it
             parts += [f"[doc {ref.number}, p. {page.number}]\n{text}" for text in cells.get(page.number, ())]
     return "\n\n".join(parts)
-
-
-def ranked_hits(library, refs: list[DocRef], question: str, per_doc: int | None = None) -> list[tuple[DocRef, object]]:
-    """The best pages for the question, each document getting its share (comparisons need
-    both), interleaved by rank: what retrieval takes from, best first."""
-    per_doc = per_doc or max(2, RETRIEVAL_PAGES // len(refs))
-    ranked = []
-    for ref in refs:
-        hits = library.search(question, doc_ids=[ref.doc_id], k=per_doc)
-        ranked += [(i, ref, h) for i, h in enumerate(hits)]
-    ranked.sort(key=lambda t: (t[0], -t[2].score))
-    return [(ref, hit) for _, ref, hit in ranked]
 
 
 def pick_passages(library, ranked, budget: int, conv: Conversation | None = None,
@@ -299,7 +278,7 @@ def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context
         conversation: Conversation | None = None,
         on_reading: Callable[[Reading | reranking.Choosing], None] | None = None,
         on_progress: Callable[[int, int], None] | None = None,
-        options: AskOptions | None = None, **settings) -> Answer:
+        options: AskOptions | None = None, evidence=None, **settings) -> Answer:
     """Answer one question; with `conversation`, as a follow-up in that conversation (its
     context grows append-only, so the engine reuses what it read). `options` (or its fields
     as keywords: mode=, prefill_tps=, cached=, target_s=, rerank=, stall_s=) say how: see
@@ -316,20 +295,22 @@ def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context
     options = options or AskOptions(**settings)
     listen = Listeners(on_delta, on_reading, on_progress, cancel)
     conv = conversation if conversation is not None else Conversation()
-    plan = choose_context(library, refs, question, client, context_tokens, conv, options, listen)
+    plan = choose_context(library, refs, question, client, context_tokens, conv, options, listen, evidence)
     prompt = build_prompt(library, refs, question, client, conv, plan, options)
     if listen.on_reading:
         listen.on_reading(prompt.reading)
     reply = generate(client, question, conv, prompt, options, listen)
-    return verify(library, refs, question, conv, prompt, reply)
+    return verify(library, refs, question, conv, prompt, reply, evidence)
 
 
 def choose_context(library, refs: list[DocRef], question: str, client: ChatBackend, context_tokens: int,
-                   conv: Conversation, options: AskOptions, listen: Listeners = Listeners()) -> ContextPlan:
+                   conv: Conversation, options: AskOptions, listen: Listeners = Listeners(),
+                   evidence=None) -> ContextPlan:
     """Whole documents or retrieval, set on the conversation: whole when asked for, or (auto)
     when read already or within the time budget; a retrieval conversation moves to whole
     documents once they are read (cheap then). Reranking, when asked for, runs here and
-    takes its time out of the budget."""
+    takes its time out of the budget. `evidence`: the cards shown; retrieval takes their
+    pages first (the prompt starts with what the user already sees)."""
     doc_ids = [r.doc_id for r in refs]
     mode, cached, prefill_tps = options.mode, options.cached, options.prefill_tps
     room = prompt_room(context_tokens)
@@ -350,9 +331,10 @@ def choose_context(library, refs: list[DocRef], question: str, client: ChatBacke
     elif mode == "retrieval" and conv.mode == "whole-document" or conv.mode == "":
         new_context = bool(conv.turns)
         conv.begin(doc_ids, "retrieval", budget)
-    ranked, choice = None, None
+    ranked = evidence.ranked if evidence is not None and evidence.ranked else None
+    choice = None
     if options.rerank and conv.mode == "retrieval" and not conv.turns:
-        ranked, choice = reranking.rerank(client, question, ranked_hits(library, refs, question),
+        ranked, choice = reranking.rerank(client, question, ranked or ranked_hits(library, refs, question),
                                           prefill_tps, options.target_s, listen.cancel,
                                           on_choosing=listen.on_reading)
         if choice.seconds and options.target_s:   # the choice took part of the user's wait
@@ -393,17 +375,18 @@ def generate(client: ChatBackend, question: str, conv: Conversation, prompt: Pro
 
 
 def verify(library, refs: list[DocRef], question: str, conv: Conversation, prompt: Prompt,
-           reply: Reply) -> Answer:
+           reply: Reply, evidence=None) -> Answer:
     """The reply parsed, its citations checked against the pages (and for support), the
-    warnings the user must see, and the answer's figures."""
+    warnings the user must see, and the answer's figures; `evidence`: the cards shown first,
+    carried by the answer (and their "not addressed" is the warning's)."""
     text, cites = parse_reply(reply.raw)
     if len(text) >= prompts.answer_bound(prompt.schema) and not text.endswith("…"):
         text += " …"                              # the schema's bound closed it mid-sentence
     pages: dict[int, dict[int, str]] = {}
     citations = with_support(_verify_all(library, refs, cites, pages), text, question)
-    warnings = _warnings(library, refs, question, conv, pages, prompt.ranked)
+    warnings = _warnings(library, refs, question, conv, pages, prompt.ranked, evidence)
     reading = prompt.reading
-    return Answer(text=text, citations=citations, mode=conv.mode, warnings=warnings,
+    return Answer(text=text, citations=citations, mode=conv.mode, warnings=warnings, evidence=evidence,
                   not_stated=is_not_stated(text, citations), raw=reply.raw,
                   timing=Timing(ttft_s=round(reply.ttft_s, 3), total_s=round(time.perf_counter() - reply.started, 3),
                                 estimated_ttft_s=reading.seconds),
@@ -415,7 +398,7 @@ def verify(library, refs: list[DocRef], question: str, conv: Conversation, promp
 
 
 def _warnings(library, refs, question: str, conv: Conversation,
-              pages: dict[int, dict[int, str]], ranked: list | None = None) -> list[str]:
+              pages: dict[int, dict[int, str]], ranked: list | None = None, evidence=None) -> list[str]:
     """What the user must know besides the answer: instruction-like text in the documents
     (treated as evidence, never obeyed), and retrieval that found nothing convincing.
     `pages`: the page texts citation checking read (read here only for documents it skipped);
@@ -427,10 +410,15 @@ def _warnings(library, refs, question: str, conv: Conversation,
     line = injection.warning(findings, {r.doc_id: r.label for r in refs})
     if line:
         out.append(line)
-    if conv.mode == "retrieval":
+    if evidence is not None:
+        if not evidence.addressed:
+            closest = ", ".join(f"p. {c.page}" for c in evidence.cards[:3]) or "none"
+            out.append(f"The document does not appear to address this (closest passages: {closest}); "
+                       "check the answer against the pages.")
+    elif conv.mode == "retrieval":
         hits = [h for _, h in ranked] if ranked and len(refs) == 1 else \
             library.search(question, doc_ids=[r.doc_id for r in refs], k=5)
-        if not evidence.convincing(hits, textnorm.language(question), question):
+        if not search_evidence.convincing(hits, textnorm.language(question), question):
             closest = ", ".join(f"p. {h.page}" for h in hits[:3]) or "none"
             out.append(f"The document does not appear to address this (closest passages: {closest}); "
                        "check the answer against the pages.")

@@ -94,10 +94,27 @@ class Answer:
     usage: Usage | None = None
     context: ContextInfo | None = None
     warnings: list[str] = field(default_factory=list)   # instruction-like text found; nothing convincing found
+    evidence: object | None = None        # app.core.answer.evidence.Evidence: the cards shown first
+
+    @property
+    def supported(self) -> bool:
+        """The model's answer is backed by its citations: one verified quote supports it and
+        none contradicts it (citations.with_support)."""
+        verified = [c for c in self.citations if c.verified]
+        return any(c.support == "supports" for c in verified) and not any(c.support == "contradicts" for c in verified)
+
+    @property
+    def headline(self) -> str:
+        """What leads: "answer" (the model's, backed by its citations) or "evidence" (the
+        cards; the model's summary is shown under them as not backed by these passages).
+        Without evidence cards (a review's parts) the answer leads as before."""
+        return "answer" if self.evidence is None or self.supported else "evidence"
 
     def to_dict(self) -> dict:
-        return {"answer": self.text, "citations": [c.to_dict() for c in self.citations],
+        return {**({"evidence": self.evidence.to_dict()} if self.evidence is not None else {}),
+                "answer": self.text, "citations": [c.to_dict() for c in self.citations],
                 "mode": self.mode, "not_stated": self.not_stated,
+                **({"headline": self.headline, "supported": self.supported} if self.evidence is not None else {}),
                 "engine": _dict(self.engine), "timing": _dict(self.timing), "usage": _dict(self.usage),
                 "context": _dict(self.context), "warnings": self.warnings}
 

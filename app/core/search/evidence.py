@@ -29,7 +29,7 @@ MIN_COVERAGE = {"en": 0.14, "zh": 0.18}
 TOP = 3          # passages looked at: the answer's prompt starts with these
 
 
-def _present(term: str, words: set[str], prefixes: set[str], text: str) -> bool:
+def term_present(term: str, words: "set[str] | frozenset[str]", prefixes: "set[str] | frozenset[str]", text: str) -> bool:
     if " " in term:     # a Chinese word written as the phrase of its bigrams
         return phrase_word(term) in text
     if not term.isascii():
@@ -51,7 +51,7 @@ def coverage(question: str, passages: list[str]) -> float:
         prefixes = {w[:5] for w in words}
         plain = "".join(text.split()).casefold()   # Chinese words as written, not as bigrams
         got = sum(len(phrase_word(t)) for t in terms
-                  if _present(t.casefold(), words, prefixes, plain))
+                  if term_present(t.casefold(), words, prefixes, plain))
         best = max(best, got / total)
     return best
 

@@ -1,0 +1,198 @@
+"""The evidence for a question, from the search alone: the best pages' most relevant
+sentences, quoted as printed, with their clause, best first — on screen before any model
+reads anything, and the passages the model's prompt then starts with."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from app.core import textnorm
+from app.core.answer.citations import Citation, quote_too_short
+from app.core.answer.citations import verify as verify_quote
+from app.core.answer.evidence.scoring import TermWeights, Words, question_terms
+from app.core.answer.evidence.sentences import Sentence, last_clause, page_sentences
+from app.core.answer.refs import DocRef, ranked_hits
+from app.core.documents import tables
+from app.core.documents.structure import edge_keys, running_keys, strip_running
+from app.core.search import evidence as search_evidence
+
+CARDS = 5               # at most this many cards …
+AT_LEAST = 3            # … and at least this many when the search found that many pages
+PAGES = 6               # the search's best pages the cards are chosen from
+# How a card is ranked: its sentence's share of the question's terms, its clause heading's
+# share (a heading naming the topic — "Governing Law" — marks the clause), the page's search
+# score (relative to the best page: the search's own judgment, incl. search vectors).
+CLAUSE_WEIGHT = 0.3
+PAGE_WEIGHT = 0.5
+CHUNK_WEIGHT = 0.2      # a sentence of the passage the search ranked the page by (its best clause)
+SECOND_SENTENCE = 0.25  # the next sentence joins the card when it holds this share of the best's terms
+PER_PAGE = 2            # cards one page may give (its best sentence is not always the answer)
+SECOND_CARD = 0.3       # how far a page's second card ranks below its first
+MIN_SHARE = 0.1         # the best card's share of the question's terms below which it is "not addressed"
+LOOK_BACK = 3           # earlier pages searched for the clause a page begins in
+SAMPLE_PAGES = 40       # pages read to find a document's running headers and footers
+
+
+@dataclass(frozen=True)
+class EvidenceCard:
+    doc_id: int
+    doc: str                  # the document's path as the user gave it
+    number: int               # the document's number in the question (1 for a single document)
+    page: int
+    quote: str                # the page's own words, checked against the page
+    clause: str               # "9. Governing Law and Jurisdiction", "第十条", or ""
+    score: float
+    share: float              # of the question's terms the quote holds
+
+    def citation(self) -> Citation:
+        """The card as a verified citation: the window's highlight and the exports take these."""
+        return Citation(self.doc_id, self.doc, self.page, self.quote, True, note=self.clause)
+
+    def to_dict(self, ms: float) -> dict:
+        return {"doc": self.doc, "page": self.page, "quote": self.quote, "clause": self.clause,
+                "score": round(self.score, 3), "ms": round(ms, 1)}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    question: str
+    cards: list[EvidenceCard]
+    addressed: bool           # False: the documents do not appear to address the question
+    ms: float                 # since the question was asked
+    ranked: list = field(default_factory=list, repr=False)   # search pages, the cards' first
+
+    def to_dict(self) -> dict:
+        return {"addressed": self.addressed, "ms": round(self.ms, 1),
+                "cards": [c.to_dict(self.ms) for c in self.cards]}
+
+    @property
+    def pages(self) -> list[tuple[int, int]]:
+        return [(c.doc_id, c.page) for c in self.cards]
+
+
+@dataclass
+class _Candidate:
+    ref: DocRef
+    hit: object
+    rank: int
+    sentences: list[Sentence]
+    words: list[Words]
+
+
+def find_evidence(library, refs: list[DocRef], question: str, started: float | None = None,
+                  ranked: list | None = None) -> Evidence:
+    """The evidence cards for `question` over `refs`; `started`: perf_counter when it was
+    asked (the cards' `ms` counts from then); `ranked`: the search's pages if already known."""
+    started = time.perf_counter() if started is None else started
+    ranked = ranked if ranked is not None else ranked_hits(library, refs, question)
+    docs = {ref.doc_id: _DocPages(library, ref) for ref, _ in ranked[:PAGES]}
+    candidates = [_candidate(docs[ref.doc_id], ref, hit, i) for i, (ref, hit) in enumerate(ranked[:PAGES])]
+    terms = [t for t in question_terms(question) if not any(d.names.has(t) for d in docs.values())]
+    weights = TermWeights(terms, [w for c in candidates for w in c.words])
+    best_hit = max((h.score for _, h in ranked), default=0.0) or 1.0
+    cards = [card for c in candidates for card in _page_cards(docs[c.ref.doc_id], c, weights, best_hit)]
+    cards.sort(key=lambda c: -c.score)
+    keep = [c for c in cards[:CARDS] if c.share > 0] if terms else cards[:CARDS]
+    cards = keep if len(keep) >= AT_LEAST else cards[:max(AT_LEAST, len(keep))]
+    addressed = _addressed(ranked, question, cards)
+    order = {(c.doc_id, c.page): i for i, c in enumerate(cards)}
+    reordered = sorted(ranked, key=lambda rh: order.get((rh[0].doc_id, rh[1].page), len(order)))
+    return Evidence(question, cards, addressed, (time.perf_counter() - started) * 1000, reordered)
+
+
+class _DocPages:
+    """One document's pages as the cards read them: running headers and footers removed
+    (found on a sample of pages: "Page 3 of 12 · Common Paper …" would join the sentence it
+    interrupts and match the document's own name), the clause in force where a page begins,
+    and the words of its name (a question naming the document — "the Common Paper DPA" —
+    does not make every sentence of it relevant)."""
+
+    def __init__(self, library, ref: DocRef):
+        self.library, self.ref = library, ref
+        info = library.get(ref.doc_id)
+        self.count = info.page_count
+        self.names = Words.of(" ".join([ref.label.replace("-", " ").replace("_", " "), info.title or ""]))
+        step = max(1, self.count // SAMPLE_PAGES)
+        sample = [self._lines(p) for p in range(1, self.count + 1, step)]
+        self.running = running_keys(sample) if len(sample) >= 3 else set()
+        self._text: dict[int, str] = {}
+
+    def _lines(self, page: int) -> list[str]:
+        return self.library.page_text(self.ref.doc_id, page).splitlines()
+
+    def raw(self, page: int) -> str:
+        return self.library.page_text(self.ref.doc_id, page)
+
+    def text(self, page: int) -> str:
+        if page not in self._text:
+            lines = self._lines(page)
+            self._text[page] = "\n".join(strip_running(lines, self.running, edge_keys(lines)) or lines)
+        return self._text[page]
+
+    def clause_before(self, page: int) -> str:
+        for earlier in range(page - 1, max(0, page - 1 - LOOK_BACK), -1):
+            found = last_clause(self.text(earlier))
+            if found:
+                return found
+        return ""
+
+
+def _candidate(doc: _DocPages, ref: DocRef, hit, rank: int) -> _Candidate:
+    if hit.text.startswith(tables.MARKER):     # a table: its cell lines are the sentences
+        lines = [" ".join(line.split()) for line in hit.text.splitlines()[1:] if line.strip()]
+        sentences = [Sentence(line, "", False) for line in lines]
+    else:
+        sentences = page_sentences(doc.text(hit.page), doc.clause_before(hit.page))
+    return _Candidate(ref, hit, rank, sentences, [Words.of(s.text) for s in sentences])
+
+
+def _page_cards(doc: _DocPages, c: _Candidate, weights: TermWeights, best_hit: float) -> list[EvidenceCard]:
+    """The page's best sentences (each with the next one when it adds to it), verified on
+    the page, best first: at most PER_PAGE, the second only when it holds question terms."""
+    usable = [not (s.heading or quote_too_short(s.text)) for s in c.sentences]
+    shares = [weights.share(w) if ok else 0.0 for ok, w in zip(usable, c.words)]
+    if not any(usable):
+        return []
+    clause_share = {s.clause: weights.share(Words.of(s.clause)) for s in c.sentences}
+    passage = "".join(c.hit.text.split()).casefold()
+    score = [sh + CLAUSE_WEIGHT * clause_share[s.clause]
+             + (CHUNK_WEIGHT if sh and "".join(s.text.split()).casefold() in passage else 0.0)
+             for sh, s in zip(shares, c.sentences)]
+    order = sorted((j for j in range(len(score)) if usable[j]), key=lambda j: (-score[j], j))
+    page_prior = PAGE_WEIGHT * (c.hit.score / best_hit)
+    out: list[EvidenceCard] = []
+    taken: set[int] = set()
+    for i in order:
+        if len(out) >= PER_PAGE:
+            break
+        if (out and shares[i] == 0) or i in taken:
+            continue
+        text, taken = c.sentences[i].text, taken | {i}
+        nxt = i + 1
+        if nxt < len(c.sentences) and usable[nxt] and c.sentences[nxt].clause == c.sentences[i].clause \
+                and shares[nxt] >= SECOND_SENTENCE * shares[i] > 0:
+            joiner = "" if textnorm.cjk_count(text[-1:]) else " "
+            text, taken = text + joiner + c.sentences[nxt].text, taken | {nxt}
+        cited = verify_quote(c.ref.doc_id, c.ref.label, c.hit.page, text, {c.hit.page: doc.raw(c.hit.page)})
+        if not cited.verified and not c.hit.text.startswith(tables.MARKER):
+            continue
+        share = max(shares[i], weights.share(Words.of(text)))
+        # a page's second card ranks below every page's first (pages first, then depth)
+        out.append(EvidenceCard(c.ref.doc_id, c.ref.label, c.ref.number, c.hit.page,
+                                cited.quote if cited.verified else text, c.sentences[i].clause,
+                                score[i] + page_prior - SECOND_CARD * len(out), share))
+    return out
+
+
+def _addressed(ranked: list, question: str, cards: list[EvidenceCard]) -> bool:
+    """The search's evidence check (the question's words near each other in the best
+    passages) and the best card holding enough of the question."""
+    hits = [h for _, h in ranked]
+    if not hits or not cards:
+        return False
+    if not search_evidence.convincing(hits, textnorm.language(question), question):
+        return False
+    lang = textnorm.language(question)
+    if textnorm.language(cards[0].quote) != lang:     # across languages there are no shared words
+        return True
+    return max(c.share for c in cards) >= MIN_SHARE

@@ -1,0 +1,234 @@
+"""Evidence cards (issue 29): found from the search alone, before any model — how fast, and
+how often they hold the gold page and the gold sentence.
+
+    .venv/bin/python benchmarks/evidence.py [--busy] [--answers N] [--set NAME=VALUE …]
+
+Questions: shared/eval/dev.jsonl and the two independent sets (benchmarks/eval/second-en,
+second-zh), each split into a tuning and a checking half (benchmarks/retrieval.py `split`:
+per language and type, by the SHA-1 of the id). Constants are chosen on the tuning half;
+the checking half only confirms them. Per half and group (English, Chinese, cross-lingual,
+comparison, unanswerable):
+  page@3 / page@5   a gold page among the first 3 / 5 cards
+  sentence          a card quotes the gold sentence (its words overlap the gold quote by half,
+                    or by 80 characters of a long one)
+  refused           answerable questions the cards call "not addressed" (wrongly)
+  not addressed     unanswerable questions they call so (rightly)
+Timing: ms from the question to the cards, p50/p95, on an idle machine and (--busy) while
+the app's real engine reads a long document whole in another process (`pagewise read`),
+side by side. --answers N: the embedded model answers N checking-half questions through the
+app's runtime; the share whose headline is the model's (its citations support it) vs the
+evidence (the model's summary is not backed by the cards).
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import difflib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+import retrieval  # noqa: E402  (split, _load_vectors)
+
+from app.core.answer import evidence as evidence_pkg  # noqa: E402
+from app.core.answer.evidence import cards as evidence_cards  # noqa: E402
+from app.core.answer.refs import DocRef  # noqa: E402
+from app.core.library import Library  # noqa: E402
+from app.core.textnorm import normalize  # noqa: E402
+
+SETS = {"dev": common.EVAL, "second-en": common.ROOT / "benchmarks" / "eval" / "second-en.jsonl",
+        "second-zh": common.ROOT / "benchmarks" / "eval" / "second-zh.jsonl"}
+BUSY_DOC = "contracts-en/bonterms-psa-v1.2.pdf"     # 11 pages: a reading of minutes on 2 cores
+
+
+def load_questions() -> list[dict]:
+    out = []
+    for name, path in SETS.items():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                q = json.loads(line)
+                q["set"] = name
+                out.append(q)
+    return out
+
+
+def group(q: dict) -> str:
+    if q["type"] in ("comparison", "unanswerable", "cross-lingual"):
+        return q["type"]
+    return q["lang"]
+
+
+def quotes_gold(quote: str, gold: str) -> bool:
+    """The card holds the gold sentence: half its words in one run, or 80 characters of it."""
+    a, b = normalize(quote), normalize(gold)
+    if not a or not b:
+        return False
+    m = difflib.SequenceMatcher(None, a, b, autojunk=False).find_longest_match(0, len(a), 0, len(b))
+    return m.size >= min(len(b) * 0.5, 80)
+
+
+def score(q: dict, ev, ids: dict[str, int]) -> dict:
+    gold = {(ids[g["doc"]], g["page"]) for g in q["gold"]}
+    pages = ev.pages
+    sentence = any(quotes_gold(c.quote, g["quote"]) for c in ev.cards for g in q["gold"]
+                   if (c.doc_id, c.page) == (ids[g["doc"]], g["page"]))
+    return {"id": q["id"], "set": q["set"], "group": group(q), "ms": ev.ms, "addressed": ev.addressed,
+            "at3": bool(gold & set(pages[:3])), "at5": bool(gold & set(pages[:5])), "sentence": sentence,
+            "answerable": bool(q["gold"])}
+
+
+def run_questions(lib, questions, ids) -> list[dict]:
+    rows = []
+    for q in questions:
+        refs = [DocRef(i, ids[d], d) for i, d in enumerate(q["docs"], 1)]
+        ev = evidence_pkg.find_evidence(lib, refs, q["question"])
+        rows.append(score(q, ev, ids))
+    return rows
+
+
+def _share(rows, key) -> str:
+    return f"{sum(1 for r in rows if r[key]) / len(rows):.2f}" if rows else "  - "
+
+
+def table(rows: list[dict], halves: dict[str, str]) -> str:
+    out = [f"{'half':6s} {'group':14s} {'n':>3s} {'page@3':>7s} {'page@5':>7s} {'sentence':>8s} "
+           f"{'refused':>8s} {'not-addr':>8s}"]
+    for half in ("tune", "check", "all"):
+        for name in ("en", "zh", "cross-lingual", "comparison", "unanswerable", "answerable"):
+            rs = [r for r in rows if half in ("all", halves[r["id"]])
+                  and (r["group"] == name or (name == "answerable" and r["answerable"]))]
+            if not rs:
+                continue
+            ans = [r for r in rs if r["answerable"]]
+            un = [r for r in rs if not r["answerable"]]
+            refused = f"{sum(1 for r in ans if not r['addressed'])}/{len(ans)}" if ans else "-"
+            caught = f"{sum(1 for r in un if not r['addressed'])}/{len(un)}" if un else "-"
+            at3 = _share(ans, "at3") if ans else "  - "
+            at5 = _share(ans, "at5") if ans else "  - "
+            sent = _share(ans, "sentence") if ans else "  - "
+            out.append(f"{half:6s} {name:14s} {len(rs):3d} {at3:>7s} {at5:>7s} {sent:>8s} {refused:>8s} {caught:>8s}")
+    return "\n".join(out)
+
+
+def percentile(values: list[float], p: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p * (len(values) - 1))))] if values else float("nan")
+
+
+@contextlib.contextmanager
+def busy_engine(corpus: Path):
+    """The app's real engine reading a long document whole, in its own process and home."""
+    with tempfile.TemporaryDirectory() as home:
+        env = {**os.environ, "PAGEWISE_HOME": home}
+        proc = subprocess.Popen([sys.executable, "-m", "app", "read", str(corpus / BUSY_DOC)], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                cwd=common.ROOT)
+        deadline = time.monotonic() + 300
+        for line in proc.stderr:           # wait until the engine is up and reading
+            if "reading" in line.lower() or time.monotonic() > deadline:
+                break
+        time.sleep(2)
+        try:
+            yield proc
+        finally:
+            proc.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=20)
+            if proc.poll() is None:
+                proc.kill()
+
+
+def timings(lib, questions, ids) -> list[float]:
+    out = []
+    for q in questions:
+        refs = [DocRef(i, ids[d], d) for i, d in enumerate(q["docs"], 1)]
+        started = time.perf_counter()
+        ev = evidence_pkg.find_evidence(lib, refs, q["question"], started=started)
+        out.append(ev.ms)
+    return out
+
+
+def answers(lib, questions, ids, n: int) -> dict:
+    """The embedded model answers n questions: whose headline is the model's, whose the evidence."""
+    from app.worker.runtime import EngineRuntime
+    rt = EngineRuntime()
+    rt.start()
+    counts = {"model": 0, "evidence": 0, "not addressed": 0}
+    try:
+        for q in questions[:n]:
+            refs = [DocRef(i, ids[d], d) for i, d in enumerate(q["docs"], 1)]
+            ev = evidence_pkg.find_evidence(lib, refs, q["question"])
+            ans = rt.ask(lib, refs, q["question"], evidence=ev)
+            counts[ans.headline] = counts.get(ans.headline, 0) + 1
+            print(f"  {q['id']}: headline {ans.headline:9s} {ans.text[:70]!r}", flush=True)
+    finally:
+        rt.stop()
+    return counts
+
+
+def _apply(settings: list[str]) -> None:
+    for item in settings:
+        name, _, value = item.partition("=")
+        setattr(evidence_cards, name, type(getattr(evidence_cards, name))(value))
+        print(f"set {name} = {value}")
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--busy", action="store_true", help="time the cards also while a real engine reads")
+    ap.add_argument("--no-dense", dest="dense", action="store_false", help="BM25 only (no search vectors)")
+    ap.add_argument("--answers", type=int, default=0, metavar="N",
+                    help="the embedded model answers N checking-half questions: headline model vs evidence")
+    ap.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
+                    help="change a constant of app/core/answer/evidence/cards.py for this run")
+    ap.add_argument("--misses", action="store_true", help="list tuning-half questions without the gold sentence")
+    args = ap.parse_args(argv)
+    _apply(args.settings)
+    questions = load_questions()
+    halves = retrieval.split(questions)
+    docs = sorted({d for q in questions for d in q["docs"]})
+    with tempfile.TemporaryDirectory() as tmp, common.temp_home("pagewise-evidence-"):
+        lib = Library(Path(tmp) / "library.sqlite")
+        ids = {d: lib.add(common.CORPUS / d).id for d in docs}
+        if args.dense:
+            retrieval._load_vectors(lib, retrieval.VECTOR_CACHE)
+        for q in questions:                   # warm: the query embedder and the page cache
+            evidence_pkg.find_evidence(lib, [DocRef(1, ids[q["docs"][0]], q["docs"][0])], q["question"])
+            break
+        rows = run_questions(lib, questions, ids)
+        print(f"{len(questions)} questions ({', '.join(SETS)}), {len(docs)} documents, "
+              f"search vectors {'on' if args.dense else 'off'}")
+        print(table(rows, halves))
+        if args.misses:
+            for r in rows:
+                if halves[r["id"]] == "tune" and r["answerable"] and not r["sentence"]:
+                    print("  miss", r["id"], r["group"], "page@3" if r["at3"] else "page missed")
+        idle = [r["ms"] for r in rows]
+        result = {"rows": rows, "idle_ms": {"p50": statistics.median(idle), "p95": percentile(idle, 0.95)}}
+        line = f"ms to the cards, idle:  p50 {result['idle_ms']['p50']:.0f}  p95 {result['idle_ms']['p95']:.0f}"
+        if args.busy:
+            with busy_engine(common.CORPUS) as proc:
+                busy = timings(lib, questions, ids)
+                still = proc.poll() is None
+            result["busy_ms"] = {"p50": statistics.median(busy), "p95": percentile(busy, 0.95), "engine_reading": still}
+            line += (f"   busy (engine reading{'' if still else ' — it ENDED before the run finished'}): "
+                     f"p50 {result['busy_ms']['p50']:.0f}  p95 {result['busy_ms']['p95']:.0f}"
+                     f"   ratio p95 busy/idle {result['busy_ms']['p95'] / result['idle_ms']['p95']:.2f}")
+        print(line)
+        if args.answers:
+            check = [q for q in questions if halves[q["id"]] == "check" and q["gold"]]
+            result["headlines"] = answers(lib, check, ids, args.answers)
+            print("headlines:", result["headlines"])
+        lib.close()
+    common.write_json("evidence", result)
+
+
+if __name__ == "__main__":
+    main()
