@@ -30,6 +30,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -124,25 +125,35 @@ def percentile(values: list[float], p: float) -> float:
 
 @contextlib.contextmanager
 def busy_engine(corpus: Path):
-    """The app's real engine reading a long document whole, in its own process and home."""
-    with tempfile.TemporaryDirectory() as home:
-        env = {**os.environ, "PAGEWISE_HOME": home}
-        proc = subprocess.Popen([sys.executable, "-m", "app", "read", str(corpus / BUSY_DOC)], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                cwd=common.ROOT)
-        deadline = time.monotonic() + 300
-        for line in proc.stderr:           # wait until the engine is up and reading
-            if "reading" in line.lower() or time.monotonic() > deadline:
-                break
-        time.sleep(2)
-        try:
-            yield proc
-        finally:
-            proc.terminate()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=20)
-            if proc.poll() is None:
-                proc.kill()
+    """The app's real engine reading a document whole (`pagewise read`), in its own process and
+    home, again and again (a new home each time: a document read once is kept, and the next
+    reading would be instant) until the timed run ends. Yields a list: one entry per reading."""
+    stop, readings = threading.Event(), []
+
+    def loop() -> None:
+        while not stop.is_set():
+            with tempfile.TemporaryDirectory() as home:
+                proc = subprocess.Popen([sys.executable, "-m", "app", "read", str(corpus / BUSY_DOC)],
+                                        env={**os.environ, "PAGEWISE_HOME": home}, cwd=common.ROOT,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                while proc.poll() is None and not stop.wait(0.2):
+                    pass
+                if proc.poll() is None:
+                    proc.terminate()
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        proc.wait(timeout=20)
+                    if proc.poll() is None:
+                        proc.kill()
+                readings.append(proc.returncode)
+
+    worker = threading.Thread(target=loop, daemon=True)
+    worker.start()
+    time.sleep(20)      # the engine started and reading (start-up is busy work too)
+    try:
+        yield readings
+    finally:
+        stop.set()
+        worker.join()
 
 
 def timings(lib, questions, ids) -> list[float]:
@@ -214,11 +225,11 @@ def main(argv=None) -> None:
         result = {"rows": rows, "idle_ms": {"p50": statistics.median(idle), "p95": percentile(idle, 0.95)}}
         line = f"ms to the cards, idle:  p50 {result['idle_ms']['p50']:.0f}  p95 {result['idle_ms']['p95']:.0f}"
         if args.busy:
-            with busy_engine(common.CORPUS) as proc:
+            with busy_engine(common.CORPUS) as readings:
                 busy = timings(lib, questions, ids)
-                still = proc.poll() is None
-            result["busy_ms"] = {"p50": statistics.median(busy), "p95": percentile(busy, 0.95), "engine_reading": still}
-            line += (f"   busy (engine reading{'' if still else ' — it ENDED before the run finished'}): "
+            result["busy_ms"] = {"p50": statistics.median(busy), "p95": percentile(busy, 0.95),
+                                 "engine_runs": len(readings) + 1}
+            line += (f"   busy (a real engine starting and reading, {len(readings) + 1} run(s)): "
                      f"p50 {result['busy_ms']['p50']:.0f}  p95 {result['busy_ms']['p95']:.0f}"
                      f"   ratio p95 busy/idle {result['busy_ms']['p95'] / result['idle_ms']['p95']:.2f}")
         print(line)
