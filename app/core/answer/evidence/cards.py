@@ -156,7 +156,7 @@ def _page_cards(doc: _DocPages, c: _Candidate, weights: TermWeights, best_hit: f
     clause_share = {s.clause: weights.share(Words.of(s.clause)) for s in c.sentences}
     passage = "".join(c.hit.text.split()).casefold()
     score = [sh + CLAUSE_WEIGHT * clause_share[s.clause]
-             + (CHUNK_WEIGHT if sh and "".join(s.text.split()).casefold() in passage else 0.0)
+             + (CHUNK_WEIGHT if "".join(s.text.split()).casefold() in passage else 0.0)
              for sh, s in zip(shares, c.sentences)]
     order = sorted((j for j in range(len(score)) if usable[j]), key=lambda j: (-score[j], j))
     page_prior = PAGE_WEIGHT * (c.hit.score / best_hit)
