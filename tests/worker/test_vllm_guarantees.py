@@ -1,0 +1,117 @@
+"""The vLLM path holds llama.cpp's guarantees (issue 30): health means healthy, a dead EngineCore
+is restarted and the question asked again, a reply the engine cut keeps its text and names the
+engine's reason, a looping answer is ended by the client, and the structured-output path is warm
+before the first question. fake_vllm.py injects what the CPU engine cannot make (llguidance giving
+up, an EngineCore death at a chosen moment); the slow test kills the real CPU engine's EngineCore.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.core.answer import qa
+from app.core.library import Library
+from app.core.plan.types import Plan
+from app.worker.engines import vllm
+from app.worker.supervisor import Supervisor
+from tests.worker.test_recovery import SAMPLE, VllmRuntime
+
+FAKE = str(Path(__file__).resolve().parents[1] / "support" / "fake_vllm.py")
+SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory):
+    lib = Library(tmp_path_factory.mktemp("lib") / "library.sqlite")
+    yield lib, [qa.DocRef(1, lib.add(SAMPLE).id, str(SAMPLE))]
+    lib.close()
+
+
+@pytest.fixture
+def vllm_runtime(tmp_path):
+    made = []
+
+    def make(**rig):
+        made.append(VllmRuntime(tmp_path, **rig))
+        return made[-1]
+    yield make
+    for v in made:
+        v.stop()
+
+
+@pytest.fixture
+def fake_server(tmp_path):
+    started = []
+
+    def start(*flags: str) -> Supervisor:
+        (tmp_path / "m").mkdir(exist_ok=True)
+        (tmp_path / "m" / "config.json").write_text("{}")
+        plan = Plan(engine="vllm", model_id="fake", weights_format="awq", gpu_memory_utilization=0.9,
+                    max_model_len=4096)
+        spec = vllm.launch_spec(plan, tmp_path / "m", "fake", entry=[sys.executable, FAKE], extra_args=flags,
+                                ready_timeout_s=30, stall_timeout_s=15)
+        sup = Supervisor(spec, log_path=tmp_path / "fake.log")
+        sup.start()
+        started.append(sup)
+        return sup
+    yield start
+    for sup in started:
+        sup.stop()
+
+
+def test_a_503_from_health_is_unhealthy_though_the_models_list_still_answers(fake_server, tmp_path):
+    """vLLM after its EngineCore died: /health 503, /v1/models 200. The client called that healthy."""
+    sup = fake_server("--fake-die-mid-answer", str(tmp_path / "died"))
+    client = vllm.VllmAdapter().client(sup.spec, 1.0)
+    assert client.health()
+    reply = client.chat([{"role": "user", "content": "Who?"}])          # the EngineCore dies on it
+    assert reply.cut and "EngineCore encountered an issue" in reply.cut
+    assert client.models() == ["fake"]                                 # the API server still answers …
+    assert client.health() is False                                    # … but the engine is not healthy
+
+
+def test_an_enginecore_dying_mid_answer_is_restarted_and_the_question_answered(library, vllm_runtime, tmp_path):
+    v = vllm_runtime(extra=("--fake-die-mid-answer", str(tmp_path / "died")))
+    lib, refs = library
+    answer = v.rt.ask(lib, refs, "Who are the parties?", mode="retrieval")
+    assert answer.text.startswith("echo:") or answer.raw.startswith("echo:")     # the second incarnation's
+    assert v.statuses.restarts() == ["the engine stopped; restarted it (1 of 3) and asked again"]
+    assert len(v.rig.plans) == 2 and v.rig.plans[0] == v.rig.plans[1] and not v.steps   # same plan, no downgrade
+
+
+def test_a_reply_the_engine_cut_keeps_its_text_and_names_the_engines_reason(library, vllm_runtime):
+    """vLLM's llguidance gave up after ~226 tokens (ParserTooComplex): the streamed text was
+    thrown away and the user read "Internal server error"."""
+    v = vllm_runtime(extra=("--fake-cut",))
+    lib, refs = library
+    answer = v.rt.ask(lib, refs, "Who are the parties?", mode="retrieval")
+    assert "Acme Ltd. and Beta LLC." in answer.text
+    cut = answer.warnings[0]
+    assert "grammar rejected tokens" in cut or "ParserTooComplex" in cut, cut
+    assert "\n" not in cut and "Internal server error" not in cut
+    assert not v.statuses.restarts() and len(v.rig.plans) == 1          # a request's failure restarts nothing
+
+
+def test_a_looping_answer_is_ended_by_the_client_and_parses(fake_server):
+    sup = fake_server("--fake-loop")
+    client = vllm.VllmAdapter().client(sup.spec, 1.0)
+    reply = client.chat([{"role": "user", "content": "How long is it?"}], json_schema=SCHEMA, max_tokens=900)
+    assert reply.finish_reason == "loop"
+    text, cites = qa.parse_reply(reply.raw if hasattr(reply, "raw") else reply.text)
+    assert text == "The document is 5 pages long." and cites == []
+    sent = _wait_line(sup, "loop chunks")
+    assert int(sent.split("streamed ")[1].split()[0]) < 400, sent     # the engine stopped generating early
+
+
+def test_the_structured_output_path_is_warmed_before_the_first_question(vllm_runtime):
+    """The first question after each vLLM start paid 0.46 s for llguidance's tokenizer build."""
+    v = vllm_runtime()
+    assert any("fake: structured request" in line for line in v.rt.engine.log_tail())
+
+
+def _wait_line(sup: Supervisor, words: str, timeout_s: float = 5.0) -> str:
+    from tests.support.waiting import wait_for
+    wait_for(lambda: any(words in line for line in sup.tail()), timeout_s)
+    return next(line for line in sup.tail() if words in line)
