@@ -17,6 +17,7 @@ SPECIFIC = (
     re.compile(r"out of memory|OutOfMemoryError", re.I),
     re.compile(r"CUDA error: .*|cuda(Error\w*|Malloc failed).*"),
     re.compile(r"EngineCore encountered an issue|EngineDeadError|Engine core proc \S+ died"),
+    re.compile(r"GGML_ASSERT.*|\.cu:\d+: .*"),          # ggml's abort line: where, not why
 )
 GENERIC = re.compile(r"\b(error|exception|failed|traceback)\b", re.I)
 _PREFIX = re.compile(r"^\([^)]*\)\s*|^(ERROR|WARNING|INFO) \S+ \S+ \[[^\]]+\]\s*")

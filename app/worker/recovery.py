@@ -39,7 +39,9 @@ def ask(engine, ask_once: Callable[[threading.Event], T], cancel: threading.Even
             if retried:
                 if hung:
                     engine.kill()     # the next question restarts it at once, not after a stall
-                raise errors.one_line(failure, "the engine failed again after a restart") from None
+                said = engine_log.reason(engine.log_tail, any_error=False)    # e.g. llama.cpp's `CUDA error: …`
+                raise errors.one_line(failure, "the engine failed again after a restart"
+                                      + (f" (its log: {said})" if said else "")) from None
             engine.restart(failure, "stopped answering" if hung else "stopped", hung=hung)
             retried = True
 

@@ -115,3 +115,24 @@ def _wait_line(sup: Supervisor, words: str, timeout_s: float = 5.0) -> str:
     from tests.support.waiting import wait_for
     wait_for(lambda: any(words in line for line in sup.tail()), timeout_s)
     return next(line for line in sup.tail() if words in line)
+
+
+def test_llama_cpps_errors_and_their_continuation_lines_stay_in_the_worker_log_after_load():
+    """ggml's CUDA error is three lines (ERROR, then continuations) before its abort; the worker
+    turned llama.cpp's log down after load and the reason never reached the log."""
+    from app.worker.llama import server
+    said = [server.engine_line(level, text) for level, text in (
+        (1, b"llama_perf_context_print: eval time = 12 ms\n"),
+        (3, b"CUDA error: an illegal memory access was encountered\n"),
+        (5, b"  current device: 0, in function ggml_cuda_graph_launch\n"),
+        (1, b"srv  log: a request\n"), (5, b" and its end\n"))]
+    assert said == [None, b"CUDA error: an illegal memory access was encountered\n",
+                    b"  current device: 0, in function ggml_cuda_graph_launch\n", None, None]
+
+
+def test_the_engines_reason_is_the_telling_line_of_its_log():
+    from app.worker import engine_log
+    tail = ["pagewise-worker: listening on http://127.0.0.1:1", "CUDA error: an illegal memory access was encountered",
+            "  current device: 0, in function launch at ggml-cuda.cu:2300",
+            "/src/ggml/ggml-cuda/ggml-cuda.cu:109: CUDA error", "/lib/libggml-base.so.0(ggml_abort+0x15b)[0x7f]"]
+    assert engine_log.reason(lambda: tail, wait_s=0) == "CUDA error: an illegal memory access was encountered"
