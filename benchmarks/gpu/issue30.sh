@@ -38,6 +38,7 @@ f)
   bash $G/lcp_build.sh wait ${WAIT_S:-300} || exit 6
   C11="NVIDIA GeForce GTX 1080 Ti:11264:6.1:300"
   ASK_S=90 ask emb_all --card "$C11" -- ask $SAMPLE -q "$Q1" --json --model smollm2-135m-q4_1
+  python3 $G/lcp_threads.py $GGUF --n-ctx 8192 --ngl -1 | tee -a $OUT/summary.txt   # which habit crashes it
   GGML_CUDA_DISABLE_GRAPHS=1 ASK_S=90 ask emb_all_nographs --card "$C11" -- ask $SAMPLE -q "$Q1" --json --model smollm2-135m-q4_1
   CUDA_LAUNCH_BLOCKING=1 ASK_S=90 ask emb_all_blocking --card "$C11" -- ask $SAMPLE -q "$Q1" --json --model smollm2-135m-q4_1
   ;;

@@ -136,3 +136,81 @@ def test_the_engines_reason_is_the_telling_line_of_its_log():
             "  current device: 0, in function launch at ggml-cuda.cu:2300",
             "/src/ggml/ggml-cuda/ggml-cuda.cu:109: CUDA error", "/lib/libggml-base.so.0(ggml_abort+0x15b)[0x7f]"]
     assert engine_log.reason(lambda: tail, wait_s=0) == "CUDA error: an illegal memory access was encountered"
+
+
+# --- the real vLLM engine (CPU build): its EngineCore killed mid-answer and between answers -----
+
+def _enginecore(api_pid: int) -> int | None:
+    """The EngineCore process under vLLM's API server (it sets its process title)."""
+    todo, seen = [api_pid], []
+    while todo:
+        pid = todo.pop()
+        for task in Path(f"/proc/{pid}/task").glob("*"):
+            try:
+                todo += [int(c) for c in (task / "children").read_text().split()]
+            except OSError:
+                continue
+        seen.append(pid)
+    for pid in seen[1:]:
+        try:
+            if "EngineCore" in Path(f"/proc/{pid}/comm").read_text() + \
+                    Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"):
+                return pid
+        except OSError:
+            continue
+    return None
+
+
+@pytest.mark.slow
+def test_real_vllm_enginecore_killed_mid_answer_and_between_answers_is_restarted_and_answers(
+        vllm_py, vllm_kernels, tmp_path, monkeypatch):
+    import os
+    import signal
+    import time
+
+    from app.worker import recovery
+    from app.worker.engine import Engine
+    from tests.worker.conftest import build_awq_smollm2, build_hf_smollm2, vllm_child_env
+    from tests.worker.test_vllm_cpu import CPU_ENV
+    weights = "awq" if vllm_kernels["awq"] else "float32"
+    folder = build_awq_smollm2(vllm_py) if weights == "awq" else build_hf_smollm2(vllm_py)
+    monkeypatch.setenv(vllm.PYTHON_ENV, vllm_py)
+    plan = Plan(engine="vllm", model_id="smollm2-test", weights_format=weights, gpu_memory_utilization=None,
+                max_model_len=2048, enforce_eager=True)
+
+    def launch(plan, _options, _on_status):
+        spec = vllm.launch_spec(plan, folder, "smollm2", env={**CPU_ENV, **vllm_child_env()},
+                                ready_timeout_s=300, stall_timeout_s=120)
+        sup = Supervisor(spec, log_path=tmp_path / "vllm.log")
+        sup.start()
+        return sup
+    said = []
+    engine = Engine(on_status=lambda state, detail: said.append((state, detail)), launcher=launch)
+    engine.start(plan)
+    messages = [{"role": "user", "content": "Name three colours."}]
+
+    def ask(on_delta=None):
+        return recovery.ask(engine, lambda cut: engine.chat(messages, json_schema=SCHEMA, max_tokens=48,
+                                                            cancel=cut, on_delta=on_delta))
+    try:
+        killed = {}
+
+        def kill_once(_delta):
+            if not killed:
+                killed["pid"] = _enginecore(engine.pid)
+                os.kill(killed["pid"], signal.SIGKILL)
+        began = time.monotonic()
+        reply = ask(on_delta=kill_once)                               # mid-answer
+        mid_s = time.monotonic() - began
+        assert killed["pid"] and reply.text and engine.recoveries, (killed, said)
+        core = _enginecore(engine.pid)
+        os.kill(core, signal.SIGKILL)                                  # between answers
+        time.sleep(1.0)
+        began = time.monotonic()
+        again = ask()
+        between_s = time.monotonic() - began
+        assert again.text and len(engine.recoveries) == 2, said
+        print(f"\nvLLM CPU: EngineCore killed mid-answer → answered in {mid_s:.1f} s; between answers → "
+              f"next answer in {between_s:.1f} s; restarts {engine.recoveries}")
+    finally:
+        engine.stop()
