@@ -17,6 +17,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from app.core.answer.loops import answer_body, closed_at_loop, looping
 from app.worker import errors, protocol
 
 
@@ -28,7 +29,17 @@ class ChatResult:
     prompt_tokens: int
     completion_tokens: int
     cached_tokens: int
-    finish_reason: str
+    finish_reason: str      # "stop", "length", "loop" (the answer repeated itself: cut here), "error"
+    cut: str = ""           # why the engine ended the reply early (finish_reason "error"): one line
+
+
+class StreamError(errors.ServerError):
+    """The engine sent an error event inside a stream (vLLM: the grammar gave up, the engine
+    died …). `partial` is what it had streamed before it."""
+
+    def __init__(self, message: str, said: str = "", partial: str = ""):
+        super().__init__(message)
+        self.said, self.partial = said, partial
 
 
 _METRIC = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)")
@@ -65,13 +76,16 @@ _PROGRESS = protocol.PROGRESS_COMMENT
 
 class ChatClient:
     def __init__(self, base_url: str, api_key: str, model: str, timeout_s: float = STALL_S,
-                 repeat_penalty: float = 1.0, connect_timeout_s: float = CONNECT_S):
+                 repeat_penalty: float = 1.0, connect_timeout_s: float = CONNECT_S, guard_loops: bool = False):
         # timeout_s is a stall deadline, not a limit on the whole answer: the longest the engine
         # may send nothing (our worker sends a progress comment every slice of the prompt it
         # reads; a vLLM caller passes stall_s from the prompt's expected reading time)
         self.base_url, self.api_key, self.model, self.timeout_s = base_url.rstrip("/"), api_key, model, timeout_s
         self.connect_timeout_s = connect_timeout_s
         self.repeat_penalty = repeat_penalty    # the model's own (models.toml); 1.0 = none, not sent
+        # engines without our worker's loop guard (vLLM, a remote endpoint): the stream reader
+        # ends a JSON answer whose "answer" string repeats itself (app/core/answer/loops.py)
+        self.guard_loops = guard_loops
         parts = urllib.parse.urlsplit(self.base_url)
         self._scheme, self._host, self._port = parts.scheme, parts.hostname, parts.port
         self._prefix = parts.path                          # "/v1" usually
@@ -100,21 +114,24 @@ class ChatClient:
             threading.Thread(target=self._cut_on_cancel, args=(conn, cancel, done), daemon=True).start()
         try:
             resp = self._send(conn, "POST", f"{self._prefix}/chat/completions", body, cancel, read_timeout_s=stall)
-            return self._collect(self._events(resp, cancel, on_progress, stall), began, on_delta, cancel)
+            guard = self.guard_loops and json_schema is not None
+            return self._collect(self._events(resp, cancel, on_progress, stall), began, on_delta, cancel, guard)
         finally:
             done.set()
             conn.close()
 
     def health(self) -> bool:
-        """Our worker and vLLM have /health; a remote endpoint may only answer /v1/models."""
-        for path in (f"{self._root}/health", f"{self._prefix}/models"):
-            try:
-                status, _ = self._get(path, timeout_s=3)
-                if status == 200:
-                    return True
-            except errors.WorkerError:
-                return False
-        return False
+        """Our worker and vLLM answer /health: 200 is healthy, anything else is not (vLLM says 503
+        once its EngineCore is dead, while /v1/models still answers 200). Only where /health does
+        not exist (404: a remote endpoint) does /v1/models answering stand for health."""
+        try:
+            status, _ = self._get(f"{self._root}/health", timeout_s=3)
+            if status != 404:
+                return status == 200
+            status, _ = self._get(f"{self._prefix}/models", timeout_s=3)
+            return status == 200
+        except errors.WorkerError:
+            return False
 
     def metrics(self) -> dict[str, float]:
         status, data = self._get(f"{self._root}/metrics", timeout_s=5)
@@ -164,28 +181,40 @@ class ChatClient:
             except ValueError:
                 raise errors.ServerError(f"{self._where()} sent a malformed event") from None
             if "error" in event:
-                raise errors.ServerError(f"{self._where()}: {_message(event)}")
+                said = _message(event)
+                raise StreamError(f"{self._where()}: {said}", said)
             yield event
 
-    def _collect(self, events: Iterator[dict], began: float, on_delta, cancel) -> ChatResult:
-        parts, ttft, finish, usage = [], 0.0, "", {}
-        for event in events:
-            for choice in event.get("choices") or []:
-                delta = (choice.get("delta") or {}).get("content") or ""
-                if delta:
-                    ttft = ttft or time.perf_counter() - began
-                    parts.append(delta)
-                    if on_delta:
-                        on_delta(delta)
-                finish = choice.get("finish_reason") or finish
-            usage = event.get("usage") or usage
-            if cancel is not None and cancel.is_set():
-                raise errors.Cancelled("cancelled")
+    def _collect(self, events: Iterator[dict], began: float, on_delta, cancel, guard: bool = False) -> ChatResult:
+        """The streamed reply. An error event after some text keeps that text (finish "error",
+        `cut` = the engine's words); before any text it is raised. With `guard`, a looping
+        answer string ends the stream (finish "loop") and the reply is closed as JSON there."""
+        parts, ttft, finish, usage, cut = [], 0.0, "", {}, ""
+        try:
+            for event in events:
+                for choice in event.get("choices") or []:
+                    delta = (choice.get("delta") or {}).get("content") or ""
+                    if delta:
+                        ttft = ttft or time.perf_counter() - began
+                        parts.append(delta)
+                        if on_delta:
+                            on_delta(delta)
+                    finish = choice.get("finish_reason") or finish
+                usage = event.get("usage") or usage
+                if cancel is not None and cancel.is_set():
+                    raise errors.Cancelled("cancelled")
+                if guard and _loops("".join(parts)):
+                    parts, finish = [closed_at_loop("".join(parts))], "loop"
+                    break                  # closing the connection makes the engine stop generating
+        except StreamError as exc:
+            if not "".join(parts).strip():
+                raise
+            finish, cut = "error", exc.said or "the engine ended the reply with an error"
         total = time.perf_counter() - began
         details = usage.get("prompt_tokens_details") or {}
         return ChatResult("".join(parts), ttft or total, total, int(usage.get("prompt_tokens") or 0),
                           int(usage.get("completion_tokens") or 0), int(details.get("cached_tokens") or 0),
-                          finish or "stop")
+                          finish or "stop", cut)
 
     # --- HTTP plumbing ------------------------------------------------------------------------
     def _connection(self, timeout_s: float) -> http.client.HTTPConnection:
@@ -264,6 +293,11 @@ class ChatClient:
 
     def _where(self) -> str:
         return f"{self._host}:{self._port}" if self._port else str(self._host)
+
+
+def _loops(generated: str) -> bool:
+    body = answer_body(generated)
+    return body is not None and looping(body)
 
 
 def _json_or_none(data: bytes):

@@ -16,7 +16,7 @@ from typing import Callable, TypeVar
 
 from app.core import paths
 from app.core.plan.types import Plan
-from app.worker import errors
+from app.worker import engine_log, errors
 from app.worker.client import ChatClient
 from app.worker.engines import adapter_for
 from app.worker.engines.base import EngineAdapter, LaunchOptions
@@ -124,7 +124,9 @@ class Engine:
         if self._stopped.is_set():       # stop() came while it started: do not leave it running
             sup.stop()
             raise errors.Cancelled("the engine was stopped")
-        return _Started(sup, adapter.client(sup.spec, adapter.repeat_penalty(_catalogue_penalty(plan))))
+        client = adapter.client(sup.spec, adapter.repeat_penalty(_catalogue_penalty(plan)))
+        adapter.warm(client)        # vLLM: its structured-output path, before the first question
+        return _Started(sup, client)
 
     def _launch_on_free_port(self, plan: Plan) -> _Started:
         """Launch `plan`; a port taken by another program between picking and binding only costs a
@@ -149,8 +151,15 @@ class Engine:
     # --- talking to it --------------------------------------------------------------------------
     def chat(self, *args, **kwargs):
         """A chat request to the running engine (ChatClient.chat's arguments; without `stall_s`,
-        the client's own deadline)."""
-        return self._require().chat(*args, **kwargs)
+        the client's own deadline). A reply the engine cut keeps its text; its `cut` names the
+        engine's reason from its log, and a cut by a dying engine is an engine failure."""
+        result = self._require().chat(*args, **kwargs)
+        if result.cut:
+            if self.ended() or not self.healthy():
+                raise errors.WorkerDied(f"the engine stopped mid-answer: {result.cut}")
+            said = engine_log.reason(self.log_tail, any_error=False)
+            result.cut = said if said and said not in result.cut else result.cut
+        return result
 
     def use_repeat_penalty(self, penalty: float) -> None:
         """An experiment's repetition penalty instead of the catalogue's (benchmarks/quality.py)."""

@@ -10,17 +10,15 @@ Engine's business); a port race never lowers it. This module only reads the Engi
 from __future__ import annotations
 
 import copy
-import re
 import threading
 from typing import Callable, TypeVar
 
 from app.core.failures import FailureKind
-from app.worker import errors
+from app.worker import engine_log, errors
 
 K = FailureKind
 T = TypeVar("T")
 DEATH_GRACE_S = 0.5      # after a 5xx: vLLM answers 500 as its EngineCore dies, then exits this soon
-_ERROR_LINE = re.compile(r"\b(error|exception|failed|traceback)\b", re.I)
 
 
 def ask(engine, ask_once: Callable[[threading.Event], T], cancel: threading.Event | None = None) -> T:
@@ -41,7 +39,9 @@ def ask(engine, ask_once: Callable[[threading.Event], T], cancel: threading.Even
             if retried:
                 if hung:
                     engine.kill()     # the next question restarts it at once, not after a stall
-                raise errors.one_line(failure, "the engine failed again after a restart") from None
+                said = engine_log.reason(engine.log_tail, any_error=False)    # e.g. llama.cpp's `CUDA error: …`
+                raise errors.one_line(failure, "the engine failed again after a restart"
+                                      + (f" (its log: {said})" if said else "")) from None
             engine.restart(failure, "stopped answering" if hung else "stopped", hung=hung)
             retried = True
 
@@ -79,15 +79,16 @@ def _engine_failure(engine, exc: errors.WorkerError, cancel) -> errors.WorkerErr
 
 
 def _request_error(engine, exc: errors.WorkerError) -> errors.WorkerError:
-    """The request's own failure, as one line that says what the server said: when its
-    message is empty (vLLM streams errors whose message can be ''), the engine log's last
-    error line, else where that log is."""
+    """The request's own failure, as one line that says what the server said and, from the
+    engine log, why (vLLM's message is often "Internal server error" or empty; its log names
+    `ParserTooComplex`, an out-of-memory …); with no reason there, where that log is."""
     text = " ".join(str(exc).split())
-    if exc.kind is K.CANCELLED or (text and not text.endswith(":") and not text.endswith("):")):
+    if exc.kind is K.CANCELLED:
         return exc
-    lines = [line.strip() for line in engine.log_tail() if line.strip()]
-    said = next((line for line in reversed(lines) if _ERROR_LINE.search(line)), "")
-    said = re.sub(r"^\([^)]*\)\s*", "", said)[:300]      # vLLM's "(APIServer pid=…)" prefix
+    complete = bool(text) and not text.endswith(":") and not text.endswith("):")
+    said = engine_log.reason(engine.log_tail, any_error=not complete)
+    if (complete and not said) or (said and said in text):
+        return exc
     where = engine.log_path()
     reason = f"the engine's log says: {said}" if said else (
         "the engine gave no reason" + (f" (its log: {where})" if where else ""))

@@ -124,6 +124,71 @@ class Sampler(threading.Thread):
             self.gauge = reading
 
 
+def _children(pid: int) -> list[int]:
+    out = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            out += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return out + [g for c in out for g in _children(c)]
+
+
+def _kill_enginecore(api_pid: int, after_s: float, record: dict) -> None:
+    import os
+    import signal
+    time.sleep(after_s)
+    for pid in _children(api_pid):
+        try:
+            name = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:80]
+            comm = Path(f"/proc/{pid}/comm").read_text().strip()
+        except OSError:
+            continue
+        if "EngineCore" in comm or "EngineCore" in name:
+            os.kill(pid, signal.SIGKILL)
+            record["killed"] = {"pid": pid, "comm": comm, "t": round(time.time(), 2)}
+            return
+    record["killed"] = {"error": "no EngineCore child found", "children": _children(api_pid)}
+
+
+def bare_and_kill(record: dict, bare: int, kill_after: float | None) -> None:
+    """Wrap ChatClient.chat: each question's TTFT next to bare requests of the same prompt on the
+    same server (the app's cost against vLLM's own), and optionally an EngineCore kill mid-answer."""
+    import uuid
+
+    from app.worker.client import ChatClient
+    from app.worker.runtime import EngineRuntime
+    real_chat = ChatClient.chat
+    record["app_ttft"], record["bare_same"], record["bare_salted"] = [], [], []
+    state = {"killed": False, "rt": None}
+    real_start = EngineRuntime.start
+
+    def start(self, *args, **kw):
+        state["rt"] = self
+        return real_start(self, *args, **kw)
+    EngineRuntime.start = start
+
+    def chat(self, messages, json_schema=None, max_tokens=512, **kw):
+        question = json_schema is not None and max_tokens > 8
+        if question and kill_after is not None and not state["killed"]:
+            state["killed"] = True
+            threading.Thread(target=_kill_enginecore, args=(state["rt"].engine.pid, kill_after, record),
+                             daemon=True).start()
+        res = real_chat(self, messages, json_schema=json_schema, max_tokens=max_tokens, **kw)
+        if question and bare:
+            record["app_ttft"].append(round(res.ttft_s, 4))
+            same, salted = [], []
+            for _ in range(bare):
+                same.append(round(real_chat(self, messages, json_schema=json_schema, max_tokens=1).ttft_s, 4))
+                first = dict(messages[0], content=f"[{uuid.uuid4().hex[:8]}] {messages[0]['content']}")
+                salted.append(round(real_chat(self, [first] + messages[1:], json_schema=json_schema,
+                                              max_tokens=1).ttft_s, 4))
+            record["bare_same"].append(same)
+            record["bare_salted"].append(salted)
+        return res
+    ChatClient.chat = chat
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -131,6 +196,11 @@ def main() -> int:
     ap.add_argument("--card", default="")
     ap.add_argument("--ngl", type=int, default=None)
     ap.add_argument("--old-util", action="store_true")
+    ap.add_argument("--bare", type=int, default=0,
+                    help="after each question, N bare requests of the same prompt and schema (max_tokens 1) "
+                         "on the same server: the same messages, and salted ones that miss the prefix cache")
+    ap.add_argument("--kill-enginecore", type=float, default=None,
+                    help="SIGKILL vLLM's EngineCore this many seconds into the first question")
     ap.add_argument("rest", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     argv = a.rest[1:] if a.rest[:1] == ["--"] else a.rest
@@ -169,6 +239,8 @@ def main() -> int:
         sampler.runtime = self
 
     EngineRuntime._status, EngineRuntime.start = status, start
+    if a.bare or a.kill_enginecore is not None:
+        bare_and_kill(record, a.bare, a.kill_enginecore)
     sampler.start()
     out = io.StringIO()
     t0 = time.time()
@@ -210,6 +282,15 @@ def main() -> int:
     short["ttft_s"], short["usage"] = t.get("ttft_s"), u
     short["gauge"] = record["gauge"] and {k: record["gauge"][k] for k in ("vram", "kv_usage", "kv_cells")}
     short["error"] = ans.get("error")
+    for key in ("app_ttft", "bare_same", "bare_salted", "killed"):
+        if key in record:
+            short[key] = record[key]
+    if isinstance(ans.get("answers"), list):
+        short["answers"] = [{"ttft_s": x.get("timing", {}).get("ttft_s"), "warnings": x.get("warnings"),
+                             "verified": [c.get("verified") for c in x.get("citations", [])],
+                             "text": (x.get("answer") or "")[:160]} for x in ans["answers"]]
+    elif ans.get("answer") is not None:
+        short["text"], short["warnings"] = ans.get("answer", "")[:200], ans.get("warnings")
     print(json.dumps(short), flush=True)
     return rc
 

@@ -16,6 +16,15 @@ selector), then exits 1 — or starts and serves /health, /v1/models, /metrics a
                                log an error line (the log wording is illustrative); the server lives on
         --fake-request-status S   answer every chat request with HTTP S and vLLM's error body
                                (a failed request; the server lives on)
+        --fake-cut             stream the start of a JSON answer, then end it the way vLLM does when
+                               llguidance gives up (log: `Stop: ParserTooComplex`, `grammar rejected
+                               tokens`; stream: an error event "Internal server error"); lives on
+        --fake-loop            stream a JSON answer that repeats one sentence for 400 chunks (a small
+                               model looping under greedy decoding); logs how many chunks went out
+        --fake-die-mid-answer STATE   the first launch (STATE absent) streams two chunks of its first
+                               answer, then its EngineCore "dies": error event "EngineCore encountered
+                               an issue", /health 503 while /v1/models still answers 200, exit 5 s later
+Every request with a response_format logs `fake: structured request` (the warm-up is seen).
 Streamed requests get SSE chunks, as from vLLM's server.
 Without --fake-gpu every memory check passes. The API key comes from VLLM_API_KEY, as in vLLM.
 """
@@ -89,6 +98,9 @@ def parse(argv):
     p.add_argument("--fake-oom-after", type=int)
     p.add_argument("--fake-stream-error", action="store_true")
     p.add_argument("--fake-request-status", type=int)
+    p.add_argument("--fake-cut", action="store_true")
+    p.add_argument("--fake-loop", action="store_true")
+    p.add_argument("--fake-die-mid-answer")
     args, _ = p.parse_known_args(argv)     # vLLM flags we do not simulate are accepted and ignored
     return args
 
@@ -186,6 +198,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         if self.path == "/health":
+            if self.server.dead:      # vLLM's /health once its engine is dead: 503 (EngineDeadError)
+                return self._send(503, b"")
             return self._send(200, b"")
         if self.path == "/metrics":
             usage = min(1.0, self.server.tokens / max(1, self.server.args.max_model_len))
@@ -203,7 +217,16 @@ class Handler(BaseHTTPRequestHandler):
         if self.path != "/v1/chat/completions" or not self._auth():
             return self._send(404, b'{"detail":"Not Found"}') if self.path != "/v1/chat/completions" else None
         srv = self.server
-        srv.served += 1
+        if body.get("response_format"):
+            log("fake: structured request", who="APIServer pid=4241")
+        warm = _is_warm_up(body)
+        srv.served += not warm             # --fake-oom-after and --fake-die-* count questions only
+        if srv.args.fake_die_mid_answer and not Path(srv.args.fake_die_mid_answer).exists() and not warm:
+            return self._die_mid_answer()
+        if srv.args.fake_cut:
+            return self._cut()
+        if srv.args.fake_loop:
+            return self._loop()
         if srv.args.fake_oom_after is not None and srv.served > srv.args.fake_oom_after:
             log("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", "ERROR")
             log("vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.", "ERROR",
@@ -235,6 +258,64 @@ class Handler(BaseHTTPRequestHandler):
         self._send(200, json.dumps(reply).encode())
 
 
+    def _chunk(self, text: str) -> None:
+        event = {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
+        self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
+        self.wfile.flush()
+
+    def _open_stream(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+
+    def _error_event(self, message: str) -> None:
+        error = {"error": {"message": message, "type": "InternalServerError", "param": None, "code": 500}}
+        self.wfile.write(b"data: " + json.dumps(error).encode() + b"\n\ndata: [DONE]\n\n")
+        self.wfile.flush()
+
+    def _cut(self) -> None:
+        self._open_stream()
+        for piece in ('{"answer":"The parties are ', 'Acme Ltd. and Beta LLC.', ' The agreement'):
+            self._chunk(piece)
+        log("Stop: ParserTooComplex", "WARNING", "EngineCore_DP0 pid=4242")
+        log("grammar rejected tokens [85] (\"'\"); Terminating request", "ERROR", "EngineCore_DP0 pid=4242")
+        self._error_event("Internal server error")
+
+    def _loop(self) -> None:
+        self._open_stream()
+        sent = 0
+        try:
+            self._chunk('{"answer":"')
+            for sent in range(1, 401):
+                self._chunk("The document is 5 pages long. ")
+                time.sleep(0.002)
+            self._chunk('","citations":[]}')
+            self.wfile.write(b"data: [DONE]\n\n")
+        except OSError:
+            pass                                   # the client hung up: vLLM aborts the request
+        log(f"fake: streamed {sent} loop chunks", who="APIServer pid=4241")
+
+    def _die_mid_answer(self) -> None:
+        import threading
+        Path(self.server.args.fake_die_mid_answer).write_text("died")
+        self._open_stream()
+        self._chunk('{"answer":"The parties')
+        self._chunk(' are')
+        self.server.dead = True
+        log("Engine core proc EngineCore_DP0 died unexpectedly, shutting down client.", "ERROR",
+            "APIServer pid=4241")
+        self._error_event("EngineCore encountered an issue. See stack trace (above) for the root cause.")
+        threading.Timer(5.0, lambda: os._exit(1)).start()     # the API server exits on its own later
+
+
+def _is_warm_up(body: dict) -> bool:
+    """The app's structured-output warm-up right after start (engines/vllm.WARM_SCHEMA)."""
+    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
+    return schema.get("properties", {}).get("answer", {}).get("maxLength") == 8
+
+
 class FakeVllm(ThreadingHTTPServer):
     daemon_threads = True
 
@@ -242,6 +323,7 @@ class FakeVllm(ThreadingHTTPServer):
         super().__init__((args.host, args.port), Handler)
         self.args, self.name = args, args.served_model_name or args.model
         self.served = self.tokens = 0
+        self.dead = False
 
 
 def main(argv=None) -> None:

@@ -271,6 +271,7 @@ class Reply:
     ttft_s: float
     usage: Usage
     started: float                     # perf_counter when the request went out
+    cut: str = ""                      # the engine ended the reply early, and why (its text is kept)
 
 
 def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context_tokens: int,
@@ -371,7 +372,7 @@ def generate(client: ChatBackend, question: str, conv: Conversation, prompt: Pro
                          **_optional(on_progress=listen.on_progress, stall_s=options.stall_s))
     conv.add(prompt.passages, question, result.text, result.prompt_tokens or prompt.tokens, result.completion_tokens)
     usage = Usage(result.prompt_tokens, result.cached_tokens, result.completion_tokens)
-    return Reply(result.text, result.ttft_s, usage, start)
+    return Reply(result.text, result.ttft_s, usage, start, getattr(result, "cut", ""))
 
 
 def verify(library, refs: list[DocRef], question: str, conv: Conversation, prompt: Prompt,
@@ -385,6 +386,8 @@ def verify(library, refs: list[DocRef], question: str, conv: Conversation, promp
     pages: dict[int, dict[int, str]] = {}
     citations = with_support(_verify_all(library, refs, cites, pages), text, question)
     warnings = _warnings(library, refs, question, conv, pages, prompt.ranked, evidence)
+    if reply.cut:
+        warnings.insert(0, f"The engine stopped the reply early ({reply.cut}); this is what it wrote until then.")
     reading = prompt.reading
     return Answer(text=text, citations=citations, mode=conv.mode, warnings=warnings, evidence=evidence,
                   not_stated=is_not_stated(text, citations), raw=reply.raw,

@@ -65,6 +65,10 @@ class EngineAdapter:
     def client(self, spec: LaunchSpec, repeat_penalty: float) -> ChatClient:
         return ChatClient(spec.base_url, spec.api_key, spec.model_name, repeat_penalty=repeat_penalty)
 
+    def warm(self, client: ChatClient) -> None:
+        """Anything the engine builds on its first request of a kind, done right after start so
+        that the first question does not pay for it (default: nothing)."""
+
     def repeat_penalty(self, catalogue_penalty: float) -> float:
         """The catalogue's repetition penalty as this engine should get it (1.0 = none)."""
         return 1.0

@@ -12,41 +12,11 @@ only the "answer" string is watched.
 """
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
-from app.core.textnorm import CJK_ENDS, LATIN_ENDS, LOOP_MIN_CHARS, is_repeat, sentences
+from app.core.answer.loops import answer_body, looping
 
-TAIL = LOOP_MIN_CHARS   # characters of the answer's end that must have come twice before
-
-
-def looping(text: str) -> bool:
-    """Whether an answer string (so far) repeats itself."""
-    said = sentences(text)
-    done = said if text.rstrip().endswith(tuple(LATIN_ENDS + CJK_ENDS)) else said[:-1]   # the last may be unfinished
-    if done and is_repeat(done[-1], done[:-1]):
-        return True
-    tail = text[-TAIL:]
-    return len(text) >= 3 * TAIL and text[:-TAIL].count(tail) >= 2
-
-
-def answer_body(generated: str, key: str = "answer") -> str | None:
-    """The text of the JSON string value of `key` while it is being written; None before it
-    starts and once it is closed."""
-    m = re.search(rf'"{key}"\s*:\s*"', generated)
-    if not m:
-        return None
-    body, escaped = [], False
-    for ch in generated[m.end():]:
-        if escaped:
-            escaped = False
-        elif ch == "\\":
-            escaped = True
-        elif ch == '"':
-            return None                    # closed: the citations are being written
-        body.append(ch)
-    return "".join(body)
+__all__ = ["AnswerLoopGuard", "answer_body", "looping"]
 
 
 class AnswerLoopGuard:

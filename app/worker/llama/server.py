@@ -63,8 +63,46 @@ def load(args):
         sys.exit(3)
     llm.verbose = False
     set_verbose(False)
+    keep_engine_warnings()
     log(f"model loaded in {time.perf_counter() - began:.1f} s")
     return llm
+
+
+# ggml_log_level: 2 WARN, 3 ERROR, 5 CONT (the line goes on the previous one's level)
+WARN, ERROR, CONT = 2, 3, 5
+_last_kept = False
+_callback = None          # the ctypes callback must outlive load(): llama.cpp holds its address
+
+
+def engine_line(level: int, text: bytes) -> bytes | None:
+    """What of llama.cpp's log the worker log keeps after load: warnings and errors and their
+    continuation lines (`CUDA error: …`, `  current device: 0, in function …`); not the info
+    lines every request prints. llama-cpp-python's own callback drops continuation lines once
+    verbose is off, and writes through Python's buffered stderr just before ggml aborts."""
+    global _last_kept
+    keep = level in (WARN, ERROR) or (level == CONT and _last_kept)
+    _last_kept = keep if level != CONT else _last_kept
+    return text if keep else None
+
+
+def keep_engine_warnings() -> None:
+    """After load: llama.cpp's warnings and errors go straight to fd 2 (unbuffered: the line
+    before an abort is not lost), where the supervisor's reader keeps them in the worker log."""
+    global _callback
+    import ctypes
+
+    import llama_cpp
+
+    @llama_cpp.llama_log_callback
+    def forward(level: int, text: bytes, _user) -> None:
+        line = engine_line(level, text or b"")
+        if line:
+            try:
+                os.write(2, line)
+            except OSError:
+                pass
+    _callback = forward
+    llama_cpp.llama_log_set(_callback, ctypes.c_void_p(0))
 
 
 def _warm_up(engine, calibrate_tokens: int) -> None:

@@ -1,0 +1,216 @@
+"""The vLLM path holds llama.cpp's guarantees (issue 30): health means healthy, a dead EngineCore
+is restarted and the question asked again, a reply the engine cut keeps its text and names the
+engine's reason, a looping answer is ended by the client, and the structured-output path is warm
+before the first question. fake_vllm.py injects what the CPU engine cannot make (llguidance giving
+up, an EngineCore death at a chosen moment); the slow test kills the real CPU engine's EngineCore.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.core.answer import qa
+from app.core.library import Library
+from app.core.plan.types import Plan
+from app.worker.engines import vllm
+from app.worker.supervisor import Supervisor
+from tests.worker.test_recovery import SAMPLE, VllmRuntime
+
+FAKE = str(Path(__file__).resolve().parents[1] / "support" / "fake_vllm.py")
+SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory):
+    lib = Library(tmp_path_factory.mktemp("lib") / "library.sqlite")
+    yield lib, [qa.DocRef(1, lib.add(SAMPLE).id, str(SAMPLE))]
+    lib.close()
+
+
+@pytest.fixture
+def vllm_runtime(tmp_path):
+    made = []
+
+    def make(**rig):
+        made.append(VllmRuntime(tmp_path, **rig))
+        return made[-1]
+    yield make
+    for v in made:
+        v.stop()
+
+
+@pytest.fixture
+def fake_server(tmp_path):
+    started = []
+
+    def start(*flags: str) -> Supervisor:
+        (tmp_path / "m").mkdir(exist_ok=True)
+        (tmp_path / "m" / "config.json").write_text("{}")
+        plan = Plan(engine="vllm", model_id="fake", weights_format="awq", gpu_memory_utilization=0.9,
+                    max_model_len=4096)
+        spec = vllm.launch_spec(plan, tmp_path / "m", "fake", entry=[sys.executable, FAKE], extra_args=flags,
+                                ready_timeout_s=30, stall_timeout_s=15)
+        sup = Supervisor(spec, log_path=tmp_path / "fake.log")
+        sup.start()
+        started.append(sup)
+        return sup
+    yield start
+    for sup in started:
+        sup.stop()
+
+
+def test_a_503_from_health_is_unhealthy_though_the_models_list_still_answers(fake_server, tmp_path):
+    """vLLM after its EngineCore died: /health 503, /v1/models 200. The client called that healthy."""
+    sup = fake_server("--fake-die-mid-answer", str(tmp_path / "died"))
+    client = vllm.VllmAdapter().client(sup.spec, 1.0)
+    assert client.health()
+    reply = client.chat([{"role": "user", "content": "Who?"}])          # the EngineCore dies on it
+    assert reply.cut and "EngineCore encountered an issue" in reply.cut
+    assert client.models() == ["fake"]                                 # the API server still answers …
+    assert client.health() is False                                    # … but the engine is not healthy
+
+
+def test_an_enginecore_dying_mid_answer_is_restarted_and_the_question_answered(library, vllm_runtime, tmp_path):
+    v = vllm_runtime(extra=("--fake-die-mid-answer", str(tmp_path / "died")))
+    lib, refs = library
+    answer = v.rt.ask(lib, refs, "Who are the parties?", mode="retrieval")
+    assert answer.text.startswith("echo:") or answer.raw.startswith("echo:")     # the second incarnation's
+    assert v.statuses.restarts() == ["the engine stopped; restarted it (1 of 3) and asked again"]
+    assert len(v.rig.plans) == 2 and v.rig.plans[0] == v.rig.plans[1] and not v.steps   # same plan, no downgrade
+
+
+def test_a_reply_the_engine_cut_keeps_its_text_and_names_the_engines_reason(library, vllm_runtime):
+    """vLLM's llguidance gave up after ~226 tokens (ParserTooComplex): the streamed text was
+    thrown away and the user read "Internal server error"."""
+    v = vllm_runtime(extra=("--fake-cut",))
+    lib, refs = library
+    answer = v.rt.ask(lib, refs, "Who are the parties?", mode="retrieval")
+    assert "Acme Ltd. and Beta LLC." in answer.text
+    cut = answer.warnings[0]
+    assert "grammar rejected tokens" in cut or "ParserTooComplex" in cut, cut
+    assert "\n" not in cut and "Internal server error" not in cut
+    assert not v.statuses.restarts() and len(v.rig.plans) == 1          # a request's failure restarts nothing
+
+
+def test_a_looping_answer_is_ended_by_the_client_and_parses(fake_server):
+    sup = fake_server("--fake-loop")
+    client = vllm.VllmAdapter().client(sup.spec, 1.0)
+    reply = client.chat([{"role": "user", "content": "How long is it?"}], json_schema=SCHEMA, max_tokens=900)
+    assert reply.finish_reason == "loop"
+    text, cites = qa.parse_reply(reply.raw if hasattr(reply, "raw") else reply.text)
+    assert text == "The document is 5 pages long." and cites == []
+    sent = _wait_line(sup, "loop chunks")
+    assert int(sent.split("streamed ")[1].split()[0]) < 400, sent     # the engine stopped generating early
+
+
+def test_the_structured_output_path_is_warmed_before_the_first_question(vllm_runtime):
+    """The first question after each vLLM start paid 0.46 s for llguidance's tokenizer build."""
+    v = vllm_runtime()
+    assert any("fake: structured request" in line for line in v.rt.engine.log_tail())
+
+
+def _wait_line(sup: Supervisor, words: str, timeout_s: float = 5.0) -> str:
+    from tests.support.waiting import wait_for
+    wait_for(lambda: any(words in line for line in sup.tail()), timeout_s)
+    return next(line for line in sup.tail() if words in line)
+
+
+def test_llama_cpps_errors_and_their_continuation_lines_stay_in_the_worker_log_after_load():
+    """ggml's CUDA error is three lines (ERROR, then continuations) before its abort; the worker
+    turned llama.cpp's log down after load and the reason never reached the log."""
+    from app.worker.llama import server
+    said = [server.engine_line(level, text) for level, text in (
+        (1, b"llama_perf_context_print: eval time = 12 ms\n"),
+        (3, b"CUDA error: an illegal memory access was encountered\n"),
+        (5, b"  current device: 0, in function ggml_cuda_graph_launch\n"),
+        (1, b"srv  log: a request\n"), (5, b" and its end\n"))]
+    assert said == [None, b"CUDA error: an illegal memory access was encountered\n",
+                    b"  current device: 0, in function ggml_cuda_graph_launch\n", None, None]
+
+
+def test_the_engines_reason_is_the_telling_line_of_its_log():
+    from app.worker import engine_log
+    tail = ["pagewise-worker: listening on http://127.0.0.1:1", "CUDA error: an illegal memory access was encountered",
+            "  current device: 0, in function launch at ggml-cuda.cu:2300",
+            "/src/ggml/ggml-cuda/ggml-cuda.cu:109: CUDA error", "/lib/libggml-base.so.0(ggml_abort+0x15b)[0x7f]"]
+    assert engine_log.reason(lambda: tail, wait_s=0) == "CUDA error: an illegal memory access was encountered"
+
+
+# --- the real vLLM engine (CPU build): its EngineCore killed mid-answer and between answers -----
+
+def _enginecore(api_pid: int) -> int | None:
+    """The EngineCore process under vLLM's API server (it sets its process title)."""
+    todo, seen = [api_pid], []
+    while todo:
+        pid = todo.pop()
+        for task in Path(f"/proc/{pid}/task").glob("*"):
+            try:
+                todo += [int(c) for c in (task / "children").read_text().split()]
+            except OSError:
+                continue
+        seen.append(pid)
+    for pid in seen[1:]:
+        try:
+            if "EngineCore" in Path(f"/proc/{pid}/comm").read_text() + \
+                    Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"):
+                return pid
+        except OSError:
+            continue
+    return None
+
+
+@pytest.mark.slow
+def test_real_vllm_enginecore_killed_mid_answer_and_between_answers_is_restarted_and_answers(
+        vllm_py, vllm_kernels, tmp_path, monkeypatch):
+    import os
+    import signal
+    import time
+
+    from app.worker import recovery
+    from app.worker.engine import Engine
+    from tests.worker.conftest import build_awq_smollm2, build_hf_smollm2, vllm_child_env
+    from tests.worker.test_vllm_cpu import CPU_ENV
+    weights = "awq" if vllm_kernels["awq"] else "float32"
+    folder = build_awq_smollm2(vllm_py) if weights == "awq" else build_hf_smollm2(vllm_py)
+    monkeypatch.setenv(vllm.PYTHON_ENV, vllm_py)
+    plan = Plan(engine="vllm", model_id="smollm2-test", weights_format=weights, gpu_memory_utilization=None,
+                max_model_len=2048, enforce_eager=True)
+
+    def launch(plan, _options, _on_status):
+        spec = vllm.launch_spec(plan, folder, "smollm2", env={**CPU_ENV, **vllm_child_env()},
+                                ready_timeout_s=300, stall_timeout_s=120)
+        sup = Supervisor(spec, log_path=tmp_path / "vllm.log")
+        sup.start()
+        return sup
+    said = []
+    engine = Engine(on_status=lambda state, detail: said.append((state, detail)), launcher=launch)
+    engine.start(plan)
+    messages = [{"role": "user", "content": "Name three colours."}]
+
+    def ask(on_delta=None):
+        return recovery.ask(engine, lambda cut: engine.chat(messages, json_schema=SCHEMA, max_tokens=48,
+                                                            cancel=cut, on_delta=on_delta))
+    try:
+        killed = {}
+
+        def kill_once(_delta):
+            if not killed:
+                killed["pid"] = _enginecore(engine.pid)
+                os.kill(killed["pid"], signal.SIGKILL)
+        began = time.monotonic()
+        reply = ask(on_delta=kill_once)                               # mid-answer
+        mid_s = time.monotonic() - began
+        assert killed["pid"] and reply.text and engine.recoveries, (killed, said)
+        core = _enginecore(engine.pid)
+        os.kill(core, signal.SIGKILL)                                  # between answers
+        time.sleep(1.0)
+        began = time.monotonic()
+        again = ask()
+        between_s = time.monotonic() - began
+        assert again.text and len(engine.recoveries) == 2, said
+        print(f"\nvLLM CPU: EngineCore killed mid-answer → answered in {mid_s:.1f} s; between answers → "
+              f"next answer in {between_s:.1f} s; restarts {engine.recoveries}")
+    finally:
+        engine.stop()
