@@ -139,3 +139,28 @@ def test_models_list(home):
     rows = {m["id"]: m for m in json.loads(res.stdout)["models"]}
     assert rows["smollm2-135m-q4_1"]["available"] and rows["smollm2-135m-q4_1"]["default"]
     assert "qwen2.5-7b-instruct-awq" in rows
+
+
+@pytest.mark.slow
+def test_ask_prints_the_evidence_first_then_the_models_answer_under_it(home):
+    """Issue 29: the cards come before the engine starts, in every output form."""
+    from tests.support.cli import run_process
+    question = "Which state's law governs this agreement?"
+    res = run_process("ask", str(SAMPLE), "-q", question, "--stream", home=home,
+                      env={"QT_QPA_PLATFORM": "offscreen"})
+    assert res.returncode == 0, res.stderr
+    events = [json.loads(line) for line in res.stdout.splitlines() if line.strip()]
+    assert events[0]["event"] == "evidence" and events[-1]["event"] == "answer"
+    assert {e["event"] for e in events[1:-1]} <= {"delta"}
+    cards = events[0]["cards"]
+    assert 3 <= len(cards) <= 5 and events[0]["addressed"]
+    assert "governed by" in cards[0]["quote"] and cards[0]["clause"].startswith("Section 9")
+    assert cards[0]["ms"] < events[-1]["timing"]["ttft_s"] * 1000     # before the model's first token
+    answer = events[-1]
+    assert answer["evidence"]["cards"] == cards and answer["headline"] in ("answer", "evidence")
+    assert answer["headline"] == ("answer" if answer["supported"] else "evidence")
+    # people read the same order: the evidence, then the model's part
+    text = pagewise("ask", str(SAMPLE), "-q", question, home=home).stdout
+    assert text.startswith("Evidence (found in ")
+    model_part = re.search(r"^(Answer: |The model's summary is not backed by these passages)", text, re.M)
+    assert model_part and text.index("[E1]") < text.index("Section 9") < model_part.start()
