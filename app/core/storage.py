@@ -26,9 +26,13 @@ _ERRNO = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is use
 def storage_error(exc: BaseException, path: Path | str, what: str = "the library") -> StorageError | None:
     """A StorageError naming the cause and the file, or None when `exc` is not a storage fault."""
     cause = None
-    if isinstance(exc, sqlite3.OperationalError):
+    if isinstance(exc, sqlite3.DatabaseError):
         text = str(exc).lower()
         cause = next((why for words, why in _SQLITE if words in text), None)
+        if cause is None and ("malformed" in text or "not a database" in text):
+            return StorageError(f"{what} ({path}) is damaged ({exc}): nothing more was written to it. "
+                                f"Close Pagewise and open it again: the damaged file is copied aside "
+                                f"and you are told what can be kept")
     elif isinstance(exc, OSError):
         cause = _ERRNO.get(exc.errno)
     if cause is None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from app.core import paths
 from app.core.db import transaction
 from app.core.failures import BadInput
+from app.core.library import damage
 from app.core.storage import storage_error
 
 # Each entry upgrades the schema by one version (PRAGMA user_version); never edit a
@@ -131,12 +132,23 @@ def connect(path: Path) -> sqlite3.Connection:
         _wal(con)
         con.execute("PRAGMA synchronous=NORMAL")
         con.execute("PRAGMA foreign_keys=ON")
-    except (sqlite3.OperationalError, OSError) as exc:
+        lost = damage.check_wal(con, path)       # before any write could checkpoint it away
+        if lost:
+            damage.tell(lost)
+        damage.check_pages(con, path)
+        migrate(con)
+    except sqlite3.DatabaseError as exc:
+        if damage.is_damage(exc):
+            raise damage.damaged(path, str(exc)) from exc
         fault = storage_error(exc, path)
         if fault is None:
             raise
         raise fault from exc
-    migrate(con)
+    except OSError as exc:
+        fault = storage_error(exc, path)
+        if fault is None:
+            raise
+        raise fault from exc
     return con
 
 
