@@ -4,7 +4,9 @@ failed write, the rollback's error used to hide them ("cannot rollback - no tran
 from __future__ import annotations
 
 import errno
+import logging
 import sqlite3
+import sys
 from pathlib import Path
 
 from app.core.failures import BadInput
@@ -38,3 +40,16 @@ def storage_error(exc: BaseException, path: Path | str, what: str = "the library
     if cause is None:
         return None
     return StorageError(f"cannot write {what} ({path}): {cause}")
+
+
+_told: set[str] = set()
+
+
+def tell(message: str) -> None:
+    """A loss or a damaged file the user must hear of at once: on stderr as well as in the log,
+    once per process (a file read ten times is reported once)."""
+    if message in _told:
+        return
+    _told.add(message)
+    logging.getLogger("app.core.storage").warning("%s", message)
+    print(f"pagewise: warning: {message}", file=sys.stderr, flush=True)

@@ -5,6 +5,7 @@ import json
 import logging
 import os
 import stat
+import tomllib
 from pathlib import Path
 
 import keyring
@@ -48,9 +49,43 @@ def test_round_trip_through_the_toml_file(pagewise_home):
 
 def test_corrupt_file_gives_defaults_and_a_warning(caplog):
     settings.settings_path().write_text('engine = "vllm\nthreads = [', encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="app.core.settings"):
+    with caplog.at_level(logging.WARNING, logger="app.core.storage"):
         assert settings.load() == Settings()
-    assert "using the default settings" in caplog.text
+    assert "is damaged" in caplog.text and "Kept: nothing" in caplog.text
+
+
+def test_a_file_broken_by_one_character_keeps_its_values_and_a_copy(tmp_path):
+    """Issue 32, point 5: one stray character made every value the default, said only in the log,
+    and the next `settings set` rewrote the file from defaults."""
+    home = tmp_path / "home"
+    path = home / "config" / "settings.toml"
+    path.parent.mkdir(parents=True)
+    text = ('threads = 3\ntheme = "dark"\nrerank = "on"\nremote_url = "http://127.0.0.1:9/v1"\n'
+            'context_cap = 4096"\n')                                  # the one character
+    path.write_text(text, encoding="utf-8")
+    shown = pagewise_settings("get", "--json", home=home, keyring_file=None)
+    assert shown.returncode == 0 and "is damaged" in shown.stderr and "Kept: threads = 3" in shown.stderr
+    assert json.loads(shown.stdout)["settings"]["theme"] == "dark"
+    res = pagewise_settings("set", "engine", "llamacpp", home=home, keyring_file=None)
+    assert res.returncode == 0, res.stderr
+    saved = tomllib.loads(path.read_text(encoding="utf-8"))
+    assert saved == {"engine": "llamacpp", "threads": 3, "context_cap": 0, "theme": "dark",
+                     "remember_pdf_passwords": False, "remote_url": "http://127.0.0.1:9/v1",
+                     "remote_model": "", "rerank": "on"}
+    copies = list(path.parent.glob("settings.toml.damaged-*"))
+    assert [c.read_text(encoding="utf-8") for c in copies] == [text] and copies[0].name in shown.stderr
+
+
+def test_settings_toml_a_folder_is_one_line(tmp_path):
+    home = tmp_path / "home"
+    (home / "config" / "settings.toml").mkdir(parents=True)
+    res = pagewise_settings("set", "threads", "2", home=home, keyring_file=None)
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    assert res.stderr.strip().splitlines()[-1] == (
+        f"pagewise: error: {home / 'config' / 'settings.toml'} is a folder, not a file: "
+        "move it away, then set the value again")
+    shown = pagewise_settings("get", "--json", home=home, keyring_file=None)
+    assert shown.returncode == 0 and "is a folder" in shown.stderr
 
 
 def test_bad_values_in_the_file_fall_back_one_by_one(caplog):

@@ -9,7 +9,6 @@ from __future__ import annotations
 import shutil
 import sqlite3
 import struct
-import sys
 import time
 from logging import getLogger
 from pathlib import Path
@@ -122,12 +121,6 @@ def is_damage(exc: BaseException) -> bool:
     """SQLite's words for a file whose pages or header do not check out."""
     text = str(exc).lower()
     return isinstance(exc, sqlite3.DatabaseError) and ("malformed" in text or "not a database" in text)
-
-
-def tell(message: str) -> None:
-    """Said on stderr as well as in the log: a loss the user must hear of at once."""
-    log.warning("%s", message)
-    print(f"pagewise: warning: {message}", file=sys.stderr, flush=True)
 
 
 def _side(path: Path, suffix: str) -> Path:

@@ -9,7 +9,7 @@ from app.core import paths
 from app.core.db import transaction
 from app.core.failures import BadInput
 from app.core.library import damage
-from app.core.storage import storage_error
+from app.core.storage import storage_error, tell
 
 # Each entry upgrades the schema by one version (PRAGMA user_version); never edit a
 # released entry, append a new one.
@@ -134,7 +134,7 @@ def connect(path: Path) -> sqlite3.Connection:
         con.execute("PRAGMA foreign_keys=ON")
         lost = damage.check_wal(con, path)       # before any write could checkpoint it away
         if lost:
-            damage.tell(lost)
+            tell(lost)
         damage.check_pages(con, path)
         migrate(con)
     except sqlite3.DatabaseError as exc:
