@@ -297,3 +297,18 @@ def test_bodies_held_at_once_are_bounded(worker):
     conn = connection(worker)
     assert call(conn, "GET", "/health")[0] == 200
     conn.close()
+
+
+@pytest.mark.parametrize("name, body", [
+    ("deeply nested JSON", b'{"messages": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"),
+    ("max_tokens 1e400", b'{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1e400}'),
+    ("seed a string", b'{"messages": [{"role": "user", "content": "hi"}], "seed": "abc", "max_tokens": 2}'),
+    ("response_format a string", b'{"messages": [{"role": "user", "content": "hi"}], "response_format": "json"}'),
+])
+def test_odd_authenticated_requests_are_400_not_500(worker, name, body):
+    """Issue 32, point 15: RecursionError, OverflowError and TypeError inside the worker were 500s."""
+    conn = connection(worker, timeout=60)
+    status, _, data = call(conn, "POST", "/v1/chat/completions", body, auth(worker))
+    assert status == 400, (name, status, data[:300])
+    assert call(conn, "GET", "/health")[0] == 200          # the connection goes on in step
+    conn.close()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import math
 import os
 import select
 import socket
@@ -208,6 +209,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         from app.worker.llama.chat import Params, RequestError
         try:
+            _check_request_values(request)
             params = Params.from_request(request)
             with self.server.lock:              # one generation at a time
                 self._complete(request["messages"], params, bool(request.get("stream")),
@@ -231,7 +233,7 @@ class Handler(BaseHTTPRequestHandler):
             messages = request["messages"]
             if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
                 raise TypeError
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):   # RecursionError: [[[[…]]]] nested deep
             self._error(400, "the body must be JSON with a 'messages' list")
             return None
         n = request.get("n")
@@ -240,6 +242,9 @@ class Handler(BaseHTTPRequestHandler):
             return None
         try:
             request["messages"] = [_text_message(m) for m in messages]
+            for m in request["messages"]:
+                if not isinstance(m.get("role"), str) or not isinstance(m.get("content"), str):
+                    raise ValueError("each message needs a 'role' and a text 'content'")
         except ValueError as exc:
             self._error(400, str(exc))
             return None
@@ -465,6 +470,40 @@ def _text_message(message: dict) -> dict:
             raise ValueError(f"only text content parts are supported, not {kind!r}")
         texts.append(part["text"])
     return {**message, "content": "\n".join(texts)}
+
+
+_NUMBERS = ("temperature", "top_p", "repeat_penalty", "frequency_penalty", "presence_penalty")
+_COUNTS = ("max_tokens", "max_completion_tokens", "seed")
+
+
+def _check_request_values(request: dict) -> None:
+    """The sampling values' types and ranges, before they reach llama.cpp: a string seed, a
+    max_tokens of 1e400 (inf) or a list temperature were TypeError/OverflowError there, a 500."""
+    from app.worker.llama.chat import RequestError
+    for key in _NUMBERS:
+        value = request.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not math.isfinite(value)):
+            raise RequestError(f"{key} must be a finite number, not {_short(value)}")
+    for key in _COUNTS:
+        value = request.get(key)
+        low = 0 if key == "seed" else 1
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or not low <= value < 1 << 31):
+            raise RequestError(f"{key} must be a whole number from {low} to {(1 << 31) - 1}, "
+                               f"not {_short(value)}")
+    stop = request.get("stop")
+    if stop is not None and not isinstance(stop, str) and not (
+            isinstance(stop, list) and all(isinstance(s, str) for s in stop)):
+        raise RequestError(f"stop must be a string or a list of strings, not {_short(stop)}")
+    fmt = request.get("response_format")
+    if fmt is not None and not isinstance(fmt, dict):
+        raise RequestError(f"response_format must be an object, not {_short(fmt)}")
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _usage_json(usage) -> dict:
