@@ -159,6 +159,8 @@ def _coerce(key: str, value: object) -> object:
             raise BadInput(f"{key} must be 0 (automatic) or more, not {number}")
         if key == "context_cap" and 0 < number < 2048:
             raise BadInput(f"context_cap must be 0 (no cap) or at least 2048 tokens, not {number}")
+        if key == "threads" and number > MAX_THREADS:       # no machine has these: not worth keeping
+            return usable_threads(number)
         return number
     # first_token_budget_s: seconds, or unset ("auto") for the CPU's and the GPU's defaults
     if text is None or (isinstance(text, str) and text.lower() in _UNSET):
@@ -172,6 +174,27 @@ def _coerce(key: str, value: object) -> object:
     if not math.isfinite(seconds) or seconds <= 0:
         raise BadInput(f"{key} must be more than 0 seconds, not {value!r}")
     return seconds
+
+
+def cores() -> int:
+    """The CPU cores this process may run on (its affinity, where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:           # macOS, Windows
+        return os.cpu_count() or 1
+
+
+MAX_THREADS = 4096                   # a value above it is clamped when set, not stored
+
+
+def usable_threads(threads: int | None) -> int | None:
+    """`threads` at most the cores, and the user told when it was more: 1,000 llama.cpp threads on
+    2 cores ran the machine's load past 300 and no answer came (issue 32, point 13). The setting
+    keeps what was asked (a settings file moves between machines); the worker gets this."""
+    if threads and threads > cores():
+        tell(f"threads {threads} is more than the {cores()} cores of this machine: using {cores()}")
+        return cores()
+    return threads
 
 
 # --- the file -------------------------------------------------------------------------------------
@@ -244,6 +267,8 @@ def get(key: str) -> object:
 def set_value(key: str, text: str) -> Settings:
     """Parse `text` to the setting's type, save, and return the new settings."""
     settings = replace(load(), **{key: _coerce(key, text)})
+    if key == "threads":
+        usable_threads(settings.threads)          # said now, not first at the next start
     save(settings)
     return settings
 

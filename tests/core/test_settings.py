@@ -292,3 +292,22 @@ def test_a_prefill_far_faster_than_known_is_not_taken_and_a_far_slower_one_repla
     mem.set_prefill("bad", 93868.2)                  # a wrong value kept by an earlier version
     mem.record_prefill("bad", 1000, 5.0)
     assert mem.prefill_tps("bad") == 200.0
+
+
+@pytest.mark.parametrize("asked", ["1000", str(10**20)])
+def test_threads_above_the_cores_are_clamped_and_said(tmp_path, asked):
+    """Issue 32, point 13: `settings set threads 1000` was taken; the worker ran 1,002 threads."""
+    home = tmp_path / "home"
+    res = pagewise_settings("set", "threads", asked, home=home, keyring_file=None)
+    cores = settings.cores()
+    assert res.returncode == 0, res.stderr
+    assert f"threads {asked} is more than the {cores} cores of this machine: using {cores}" in res.stderr
+    shown = pagewise_settings("get", "--json", home=home, keyring_file=None)
+    assert json.loads(shown.stdout)["settings"]["threads"] == (cores if int(asked) > 4096 else int(asked))
+
+
+def test_a_threads_flag_above_the_cores_reaches_the_worker_clamped(tmp_path, capsys):
+    from app.worker.engines import llamacpp
+    spec = llamacpp.launch_spec(tmp_path / "m.gguf", n_ctx=2048, threads=1000)
+    assert spec.argv[spec.argv.index("--threads") + 1] == str(settings.cores())
+    assert "is more than the" in capsys.readouterr().err
