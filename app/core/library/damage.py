@@ -64,7 +64,10 @@ def check_wal(con: sqlite3.Connection, path: Path) -> str | None:
     wal, shm = _side(path, "-wal"), _side(path, "-shm")
     if not wal.exists() or wal.stat().st_size <= _WAL_HEADER:
         return None
-    con.execute("BEGIN IMMEDIATE")
+    try:
+        con.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError:     # read-only, or locked past the timeout: not checked now
+        return None
     try:
         con.execute("SELECT count(*) FROM sqlite_master").fetchone()    # recovery, if needed
         accepted, written = replayed_frames(shm), committed_frames(wal)
