@@ -25,7 +25,7 @@ def transaction(con: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
                 except sqlite3.Error:
                     pass
             raise
-    except sqlite3.OperationalError as exc:
+    except sqlite3.DatabaseError as exc:      # not IntegrityError: storage_error gives None
         fault = storage_error(exc, database_file(con))
         if fault is None:
             raise

@@ -83,6 +83,11 @@ def kv_cache_dir() -> Path:
     return _ensure(cache_dir() / "kv")
 
 
+def ocr_dir() -> Path:
+    """Searchable copies of scanned documents: document text, so the owner's alone."""
+    return _ensure(data_dir() / "ocr")
+
+
 def models_dir() -> Path:
     """Downloaded and imported model files."""
     return _ensure(data_dir() / "models")

@@ -17,6 +17,7 @@ else:                                   # pragma: no cover - Python 3.10
 
 from app.core import paths
 from app.core.failures import BadInput, FailureKind
+from app.core.storage import tell
 
 log = logging.getLogger(__name__)
 
@@ -158,6 +159,8 @@ def _coerce(key: str, value: object) -> object:
             raise BadInput(f"{key} must be 0 (automatic) or more, not {number}")
         if key == "context_cap" and 0 < number < 2048:
             raise BadInput(f"context_cap must be 0 (no cap) or at least 2048 tokens, not {number}")
+        if key == "threads" and number > MAX_THREADS:       # no machine has these: not worth keeping
+            return usable_threads(number)
         return number
     # first_token_budget_s: seconds, or unset ("auto") for the CPU's and the GPU's defaults
     if text is None or (isinstance(text, str) and text.lower() in _UNSET):
@@ -173,18 +176,50 @@ def _coerce(key: str, value: object) -> object:
     return seconds
 
 
+def cores() -> int:
+    """The CPU cores this process may run on (its affinity, where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:           # macOS, Windows
+        return os.cpu_count() or 1
+
+
+MAX_THREADS = 4096                   # a value above it is clamped when set, not stored
+
+
+def usable_threads(threads: int | None) -> int | None:
+    """`threads` at most the cores, and the user told when it was more: 1,000 llama.cpp threads on
+    2 cores ran the machine's load past 300 and no answer came (issue 32, point 13). The setting
+    keeps what was asked (a settings file moves between machines); the worker gets this."""
+    if threads and threads > cores():
+        tell(f"threads {threads} is more than the {cores()} cores of this machine: using {cores()}")
+        return cores()
+    return threads
+
+
 # --- the file -------------------------------------------------------------------------------------
 def load() -> Settings:
-    """The saved settings; defaults for a missing file. A broken file or value never stops the app:
-    it falls back to the default and says so in the log."""
+    """The saved settings; defaults for a missing file. A broken file never stops the app and
+    never loses values in silence: a copy of it is kept beside it, every line that still reads is
+    kept, and the user is told on stderr which (the next save then writes those, not defaults)."""
     path = settings_path()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
     except FileNotFoundError:
         return Settings()
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        log.warning("could not read %s (%s); using the default settings", path, exc)
+    except IsADirectoryError:
+        tell(f"{path} is a folder, not a file: using the default settings (move it away to save any)")
         return Settings()
+    except OSError as exc:
+        tell(f"cannot read {path} ({exc.strerror}): using the default settings")
+        return Settings()
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = _salvage(raw.decode("utf-8", errors="replace"))
+        kept = ", ".join(f"{k} = {data[k]!r}" for k in data if k in KEYS) or "nothing"
+        tell(f"{path} is damaged ({exc}); a copy of it is in {_keep_damaged(path, raw)}. "
+             f"Kept: {kept}; the rest are the defaults (the next change saves just these)")
     values = {}
     for key, value in data.items():
         if key not in KEYS:
@@ -196,10 +231,33 @@ def load() -> Settings:
     return Settings(**values)
 
 
+def _salvage(text: str) -> dict:
+    """The `key = value` lines of a damaged file that still read on their own."""
+    data = {}
+    for line in text.splitlines():
+        try:
+            data.update(tomllib.loads(line))
+        except (tomllib.TOMLDecodeError, TypeError, ValueError):
+            continue
+    return data
+
+
+def _keep_damaged(path: Path, raw: bytes) -> Path:
+    """A 0600 copy beside it, named by its content (read twice, copied once)."""
+    import hashlib
+    copy = path.with_name(f"{path.name}.damaged-{hashlib.sha256(raw).hexdigest()[:8]}")
+    if not copy.exists():
+        atomic_write(copy, raw)
+    return copy
+
+
 def save(settings: Settings) -> None:
     import tomli_w  # here: only writing needs it
+    path = settings_path()
+    if path.is_dir():
+        raise BadInput(f"{path} is a folder, not a file: move it away, then set the value again")
     values = {k: v for k, v in asdict(settings).items() if v is not None}   # TOML has no null: unset = absent
-    atomic_write(settings_path(), tomli_w.dumps(values))
+    atomic_write(path, tomli_w.dumps(values))
 
 
 def get(key: str) -> object:
@@ -209,6 +267,8 @@ def get(key: str) -> object:
 def set_value(key: str, text: str) -> Settings:
     """Parse `text` to the setting's type, save, and return the new settings."""
     settings = replace(load(), **{key: _coerce(key, text)})
+    if key == "threads":
+        usable_threads(settings.threads)          # said now, not first at the next start
     save(settings)
     return settings
 

@@ -192,8 +192,11 @@ class Supervisor:
             if code is not None:
                 self._reader.join(timeout=2)              # let the last lines arrive first
                 raise self._classified() or WorkerExited(code, self.tail())
-            if probe(url, timeout_s=1.0, api_key=spec.api_key) == 200:
+            status = probe(url, timeout_s=1.0, api_key=spec.api_key)
+            if status == 200:
                 return
+            if status == 503:         # it answers, its places busy (other clients): alive, no stall
+                self._last_progress = time.monotonic()
             now = time.monotonic()
             if now - self._last_progress > spec.stall_timeout_s or now - began > spec.ready_timeout_s:
                 self._set(WorkerStatus.NOT_RESPONDING, "no answer from the engine")

@@ -20,7 +20,7 @@ BAD = {
     # With Tesseract installed (scripts/setup.sh) scans are read by OCR (tests/core/test_ocr.py).
     "scanned-image-only-en.pdf": (None, "read by OCR") if ocr.available() else (errors.NoTextLayer, "no text layer"),
     "scanned-image-only-zh.pdf": (None, "read by OCR") if ocr.available() else (errors.NoTextLayer, "OCR"),
-    "pdfjs-empty-protected.pdf": (errors.NoTextLayer, "no text layer"),
+    "pdfjs-empty-protected.pdf": (errors.NoTextLayer, "pages are blank"),
     "corrupt-xref-and-bytes.pdf": (None, "repaired: content may be incomplete"),
     "pdfjs-xref-command-missing.pdf": (None, "repaired"),
     "encrypted-owner-password-only.pdf": (None, "restricted"),
@@ -103,3 +103,26 @@ def test_folder_and_unreadable_file_give_one_line_errors(lib, tmp_path):
             lib.add(locked)
     finally:
         locked.chmod(0o600)
+
+
+def test_a_fifo_and_a_device_are_not_a_pdf_and_do_not_hang(lib, tmp_path):
+    """Issue 32, point 17: both were "file not found"."""
+    fifo = tmp_path / "pipe.pdf"
+    os.mkfifo(fifo)
+    for path in (fifo, "/dev/zero"):
+        with pytest.raises(errors.NotAPdf) as info:
+            lib.add(path)
+        assert "not a regular file" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_blank_pages_say_blank_not_that_ocr_found_nothing(lib, tmp_path):
+    """Issue 32, point 17: 20,000 blank pages said "OCR found no text" though no OCR ran."""
+    import pymupdf
+    blank = tmp_path / "blank.pdf"
+    with pymupdf.open() as doc:
+        for _ in range(2000):
+            doc.new_page()
+        doc.save(blank)
+    with pytest.raises(errors.NoTextLayer) as info:
+        lib.add(blank)
+    assert str(info.value) == "blank.pdf: all 2000 pages are blank (no text and no images)"

@@ -153,3 +153,18 @@ def test_password_from_stdin_or_environment_not_argv(tmp_path):
     assert "--password-stdin" in res.stdout and "ps" in res.stdout
     res = pagewise("index", str(pdf), "--password", "x", "--password-stdin", home=tmp_path / "e")
     assert res.returncode == 2 and "not allowed with" in res.stderr
+
+
+def test_the_ocr_copy_is_0600_in_a_0700_folder(pagewise_home, tmp_path, umask_022):
+    """The searchable copy holds the document's text (issue 32, point 8)."""
+    import pymupdf
+
+    from app.core import paths
+    from app.core.documents import ocr
+    from tests.support.strict import unavailable
+    if not ocr.available():
+        unavailable("Tesseract is not installed (scripts/setup.sh)")
+    (paths.data_dir() / "ocr").mkdir(mode=0o755)              # left by an earlier version
+    with pymupdf.open(corpus_path() / "bad" / "scanned-image-only-en.pdf") as doc:
+        copy, _ = ocr.make_searchable(doc, [1], "ab" * 32)
+    assert loose(copy.parent) == [] and mode(copy.parent) == 0o700

@@ -49,3 +49,16 @@ def test_removing_an_unknown_id_is_one_line(corpus):
     assert run.returncode == 1
     assert run.stderr.strip().splitlines() == [
         "pagewise: error: document 42 is not in the library (see `pagewise library list`)"]
+
+
+def test_a_home_named_with_hash_question_mark_and_percent(corpus, tmp_path):
+    """Issue 32, point 14: `library list` failed and SQLite made stray files outside the app's
+    folder (the read-only `file:` URI was not quoted)."""
+    home = tmp_path / "odd #1 ?x=%41 %"
+    run = run_cli("index", str(corpus / "licenses" / "mpl-2.0.pdf"), "--no-dense", env={"PAGEWISE_HOME": str(home)})
+    assert run.returncode == 0, run.stderr
+    before = sorted(p.name for p in tmp_path.iterdir())
+    listed = run_cli("library", "list", "--json", env={"PAGEWISE_HOME": str(home)})
+    assert listed.returncode == 0, listed.stderr
+    assert [d["pages"] for d in json.loads(listed.stdout)["documents"]] == [6]
+    assert sorted(p.name for p in tmp_path.iterdir()) == before == [home.name]

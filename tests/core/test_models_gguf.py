@@ -172,3 +172,39 @@ def test_damaged_awq_folders_are_refused(tmp_path, damage, words):
     with pytest.raises(checkpoint.CheckpointError) as info:
         importer.import_model(folder)
     assert words in str(info.value) and "\n" not in str(info.value)
+
+
+# --- ids that clean to nothing, modes, pipes (issue 32, points 1, 8, 17) -------------------------
+@pytest.mark.parametrize("bad_id", ["模型", "???", "..", "-.-"])
+def test_an_id_that_cleans_to_nothing_is_refused_and_keeps_the_imported_models(tmp_path, bad_id):
+    kept = importer.import_model(write_tiny_gguf(tmp_path / "kept.gguf"))
+    with pytest.raises(models.ModelNotAvailable) as info:
+        importer.import_model(write_tiny_gguf(tmp_path / "mine.gguf"), model_id=bad_id)
+    assert "--id" in str(info.value) and "\n" not in str(info.value)
+    assert models.local_path(kept).is_file()
+    assert models.verify(models.load_catalogue().get(kept.id)) == []
+
+
+def test_imported_models_are_0600_in_0700_folders(tmp_path):
+    import os
+    import stat
+    old = os.umask(0o022)
+    try:
+        spec = importer.import_model(write_tiny_gguf(tmp_path / "t.gguf"))
+        awq = importer.import_model(write_awq_folder(tmp_path / "tiny-awq"))
+    finally:
+        os.umask(old)
+    root = paths.models_dir() / models.IMPORTED
+    for path in [root, *root.rglob("*")]:
+        want = 0o700 if path.is_dir() else 0o600
+        assert stat.S_IMODE(path.stat().st_mode) == want, (path, oct(path.stat().st_mode))
+    assert models.local_path(spec).is_file() and awq.id
+
+
+def test_a_fifo_is_refused_as_not_a_file_without_hanging(tmp_path):
+    import os
+    fifo = tmp_path / "pipe.gguf"
+    os.mkfifo(fifo)
+    with pytest.raises(models.ModelNotAvailable) as info:
+        importer.import_model(fifo)
+    assert "not a regular file" in str(info.value)

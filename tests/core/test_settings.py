@@ -5,6 +5,7 @@ import json
 import logging
 import os
 import stat
+import tomllib
 from pathlib import Path
 
 import keyring
@@ -48,9 +49,43 @@ def test_round_trip_through_the_toml_file(pagewise_home):
 
 def test_corrupt_file_gives_defaults_and_a_warning(caplog):
     settings.settings_path().write_text('engine = "vllm\nthreads = [', encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="app.core.settings"):
+    with caplog.at_level(logging.WARNING, logger="app.core.storage"):
         assert settings.load() == Settings()
-    assert "using the default settings" in caplog.text
+    assert "is damaged" in caplog.text and "Kept: nothing" in caplog.text
+
+
+def test_a_file_broken_by_one_character_keeps_its_values_and_a_copy(tmp_path):
+    """Issue 32, point 5: one stray character made every value the default, said only in the log,
+    and the next `settings set` rewrote the file from defaults."""
+    home = tmp_path / "home"
+    path = home / "config" / "settings.toml"
+    path.parent.mkdir(parents=True)
+    text = ('threads = 3\ntheme = "dark"\nrerank = "on"\nremote_url = "http://127.0.0.1:9/v1"\n'
+            'context_cap = 4096"\n')                                  # the one character
+    path.write_text(text, encoding="utf-8")
+    shown = pagewise_settings("get", "--json", home=home, keyring_file=None)
+    assert shown.returncode == 0 and "is damaged" in shown.stderr and "Kept: threads = 3" in shown.stderr
+    assert json.loads(shown.stdout)["settings"]["theme"] == "dark"
+    res = pagewise_settings("set", "engine", "llamacpp", home=home, keyring_file=None)
+    assert res.returncode == 0, res.stderr
+    saved = tomllib.loads(path.read_text(encoding="utf-8"))
+    assert saved == {"engine": "llamacpp", "threads": 3, "context_cap": 0, "theme": "dark",
+                     "remember_pdf_passwords": False, "remote_url": "http://127.0.0.1:9/v1",
+                     "remote_model": "", "rerank": "on"}
+    copies = list(path.parent.glob("settings.toml.damaged-*"))
+    assert [c.read_text(encoding="utf-8") for c in copies] == [text] and copies[0].name in shown.stderr
+
+
+def test_settings_toml_a_folder_is_one_line(tmp_path):
+    home = tmp_path / "home"
+    (home / "config" / "settings.toml").mkdir(parents=True)
+    res = pagewise_settings("set", "threads", "2", home=home, keyring_file=None)
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    assert res.stderr.strip().splitlines()[-1] == (
+        f"pagewise: error: {home / 'config' / 'settings.toml'} is a folder, not a file: "
+        "move it away, then set the value again")
+    shown = pagewise_settings("get", "--json", home=home, keyring_file=None)
+    assert shown.returncode == 0 and "is a folder" in shown.stderr
 
 
 def test_bad_values_in_the_file_fall_back_one_by_one(caplog):
@@ -257,3 +292,22 @@ def test_a_prefill_far_faster_than_known_is_not_taken_and_a_far_slower_one_repla
     mem.set_prefill("bad", 93868.2)                  # a wrong value kept by an earlier version
     mem.record_prefill("bad", 1000, 5.0)
     assert mem.prefill_tps("bad") == 200.0
+
+
+@pytest.mark.parametrize("asked", ["1000", str(10**20)])
+def test_threads_above_the_cores_are_clamped_and_said(tmp_path, asked):
+    """Issue 32, point 13: `settings set threads 1000` was taken; the worker ran 1,002 threads."""
+    home = tmp_path / "home"
+    res = pagewise_settings("set", "threads", asked, home=home, keyring_file=None)
+    cores = settings.cores()
+    assert res.returncode == 0, res.stderr
+    assert f"threads {asked} is more than the {cores} cores of this machine: using {cores}" in res.stderr
+    shown = pagewise_settings("get", "--json", home=home, keyring_file=None)
+    assert json.loads(shown.stdout)["settings"]["threads"] == (cores if int(asked) > 4096 else int(asked))
+
+
+def test_a_threads_flag_above_the_cores_reaches_the_worker_clamped(tmp_path, capsys):
+    from app.worker.engines import llamacpp
+    spec = llamacpp.launch_spec(tmp_path / "m.gguf", n_ctx=2048, threads=1000)
+    assert spec.argv[spec.argv.index("--threads") + 1] == str(settings.cores())
+    assert "is more than the" in capsys.readouterr().err

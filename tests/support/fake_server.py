@@ -9,6 +9,7 @@ Faults (combinable):
   --progress-for S        print a "Loading weights" progress line every 0.5 s for S seconds, then bind
   --silent-for S          print nothing for S seconds, then bind (a slow start with no progress)
   --hang                  bind and accept connections but never answer, print nothing
+  --busy-for S            once bound, answer /health 503 (every place busy) for S seconds
   --crash-after N         answer N chat requests, then die abruptly (os._exit) on the next one
   --fail-requests STATUS  answer every chat request with HTTP STATUS and an OpenAI error body
                           (a failed request from an engine that keeps running)
@@ -53,6 +54,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         if self.path == "/health":
+            if time.monotonic() < self.server.busy_until:
+                return self._send(503, b'{"error":{"message":"busy","code":503}}')
             return self._send(200, b'{"status":"ok"}')
         if self.path == "/metrics":
             return self._send(200, f"fake_requests_total {self.server.served}\n".encode(), "text/plain")
@@ -116,6 +119,7 @@ class FakeServer(ThreadingHTTPServer):
         super().__init__(addr, Handler)
         self.api_key, self.crash_after, self.served = api_key, crash_after, 0
         self.fail_requests = fail_requests
+        self.busy_until = 0.0
 
 
 def hang(port: int) -> None:
@@ -144,6 +148,7 @@ def main() -> None:
     ap.add_argument("--progress-for", type=float, default=0)
     ap.add_argument("--silent-for", type=float, default=0)
     ap.add_argument("--hang", action="store_true")
+    ap.add_argument("--busy-for", type=float, default=0)
     ap.add_argument("--crash-after", type=int, default=None)
     ap.add_argument("--fail-requests", type=int, default=None)
     ap.add_argument("--fail-launches", type=int, default=0)
@@ -164,6 +169,7 @@ def main() -> None:
         time.sleep(0.5)
     time.sleep(args.silent_for)
     server = FakeServer(("127.0.0.1", args.port), args.api_key, args.crash_after, args.fail_requests)
+    server.busy_until = time.monotonic() + args.busy_for
     print("fake: ready", flush=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     threading.Event().wait()

@@ -171,6 +171,19 @@ def test_silence_past_the_stall_window_is_a_start_timeout(fault):
     assert not sup.is_alive()
 
 
+def test_a_busy_port_at_start_is_waited_for_not_a_stall():
+    """Issue 32, point 6: while other connections held the worker's places, /health said 503 and
+    the start ended as a stall ("no engine could start on this machine"). A 503 is an engine that
+    answers: the wait goes on (the ready timeout still caps it)."""
+    sup = Supervisor(fake_spec("--busy-for", "5", stall_timeout_s=2, ready_timeout_s=60))
+    began = time.monotonic()
+    sup.start()
+    try:
+        assert time.monotonic() - began >= 5 and sup.status == WorkerStatus.READY
+    finally:
+        sup.stop()
+
+
 def test_ready_timeout_caps_even_a_progressing_start():
     sup = Supervisor(fake_spec("--progress-for", "300", stall_timeout_s=2, ready_timeout_s=3))
     began = time.monotonic()

@@ -115,6 +115,8 @@ def _analyse(raw: RawFile, pages: list[Page], meta_title: str, warnings: list[st
         if garbled:
             raise NoTextLayer(f"{name}: the text layer is unreadable (fonts without a Unicode map)"
                               " — OCR is not available")
+        if not any("OCR" in w for w in warnings):    # no page showed an image to read
+            raise NoTextLayer(f"{name}: all {len(pages)} pages are blank (no text and no images)")
         if not ocr.available():
             raise NoTextLayer(f"{name} has no text layer (scanned?) — OCR is not installed "
                               "(apt-get install tesseract-ocr tesseract-ocr-chi-sim)")

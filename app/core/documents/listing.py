@@ -34,11 +34,19 @@ def remove_document(lib, doc_id: int) -> dict:
 
 def _query(lib, sql: str, *params) -> list[tuple]:
     """A read on its own read-only connection (the Library's is private to it)."""
-    con = sqlite3.connect(f"file:{lib.path}?mode=ro", uri=True)
+    con = sqlite3.connect(f"{read_only_uri(lib.path)}", uri=True)
     try:
         return con.execute(sql, params).fetchall()
     finally:
         con.close()
+
+
+def read_only_uri(path) -> str:
+    """A `file:` URI for SQLite with the path quoted: a folder named with '#', '?' or '%' was cut
+    there (SQLite then opened, and created, a file outside the app's folder)."""
+    from pathlib import Path
+    from urllib.parse import quote
+    return f"file:{quote(Path(path).resolve().as_posix(), safe='/')}?mode=ro"
 
 
 __all__ = ["DocumentError", "document_rows", "remove_document"]

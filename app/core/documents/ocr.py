@@ -163,7 +163,7 @@ def write_text_layer(page: pymupdf.Page, lines: tuple[Line, ...]) -> None:
 
 def copy_path(sha256: str) -> Path:
     """Where the searchable copy of the document with this SHA-256 lives."""
-    return paths.data_dir() / "ocr" / f"{sha256}.pdf"
+    return paths.ocr_dir() / f"{sha256}.pdf"
 
 
 def searchable_copy(sha256: str) -> Path | None:
@@ -190,5 +190,6 @@ def make_searchable(doc: pymupdf.Document, numbers: list[int], sha256: str,
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_suffix(f".part{os.getpid()}")
     doc.save(str(part), garbage=1, deflate=True)
+    paths.private_file(part, create=False)     # MuPDF writes 0644 under the usual umask
     os.replace(part, dest)
     return dest, read

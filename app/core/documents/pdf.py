@@ -43,6 +43,8 @@ def read_file(path: str | Path) -> RawFile:
     p = Path(path).expanduser().resolve()
     if p.is_dir():
         raise NotAPdf(f"{path}: is a folder, not a PDF")
+    if p.exists() and not p.is_file():    # a FIFO would hang the read, /dev/zero never end it
+        raise NotAPdf(f"{path}: not a regular file (a pipe, socket or device), not a PDF")
     if not p.is_file():
         raise FileMissing(f"{path}: file not found")     # the path as the user typed it
     digest = hashlib.sha256()

@@ -85,7 +85,10 @@ class Library:
                             [(doc_id, p.number, p.text, p.width, p.height,
                               int(p.number in searchable)) for p in r.pages])
             # Chunk ids chosen here (inside the write lock) so both tables take one executemany.
-            first = con.execute("SELECT coalesce(max(id), 0) + 1 FROM chunks").fetchone()[0]
+            # Past every id ever used (sqlite_sequence), not max(id): a removed document's
+            # chunk ids are never given to another one (schema v3).
+            first = con.execute("SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'chunks'), 0),"
+                                " coalesce((SELECT max(id) FROM chunks), 0)) + 1").fetchone()[0]
             rows = list(enumerate(r.pieces, start=first))
             con.executemany(
                 "INSERT INTO chunks(id, doc_id, ordinal, page_start, page_end, section, heading,"
@@ -210,11 +213,20 @@ class Library:
         return dense.missing_count(self._con, self._lock, doc_ids) if dense.available() else 0
 
     # --- chat history ------------------------------------------------------------
-    def add_exchange(self, doc_ids: list[int], question: str, answer_json: str) -> int:
-        ids = sorted(set(doc_ids))
+    def add_exchange(self, doc_ids: list[int], question: str, answer_json: str) -> int | None:
+        """Save a finished answer in the history of its documents. A document removed while
+        the answer was being computed (`library remove` from another process) drops out of
+        the set; with none left there is no history to keep it in: None, nothing raised, so
+        the answer still reaches the user."""
         with self._lock:
             con = self._con
             with transaction(con):
+                present = {row[0] for row in con.execute(
+                    f"SELECT id FROM documents WHERE id IN ({','.join('?' * len(set(doc_ids)))})",
+                    sorted(set(doc_ids)))}
+                ids = sorted(present)
+                if not ids:
+                    return None
                 ex_id = con.execute("INSERT INTO exchanges(doc_key, question, answer_json, created_at)"
                                     " VALUES (?,?,?,?)", (_doc_key(ids), question, answer_json,
                                                           time.time())).lastrowid

@@ -8,7 +8,8 @@ from pathlib import Path
 from app.core import paths
 from app.core.db import transaction
 from app.core.failures import BadInput
-from app.core.storage import storage_error
+from app.core.library import damage
+from app.core.storage import storage_error, tell
 
 # Each entry upgrades the schema by one version (PRAGMA user_version); never edit a
 # released entry, append a new one.
@@ -74,6 +75,44 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (chunk_id, model)
     ) WITHOUT ROWID;
     """,
+    # v3: document and chunk ids are never reused (AUTOINCREMENT). With max(id)+1, a removed
+    # document's id and chunk ids went to the next one added, and work keyed by them (search
+    # vectors being computed, an answer about to be saved) landed on the wrong document. SQLite
+    # cannot alter a key, so both tables are rebuilt (foreign keys off: see migrate).
+    """
+    CREATE TABLE documents_v3 (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        sha256      TEXT NOT NULL UNIQUE,
+        path        TEXT NOT NULL,
+        last_path   TEXT NOT NULL,
+        title       TEXT NOT NULL,
+        page_count  INTEGER NOT NULL,
+        lang        TEXT NOT NULL,
+        warnings    TEXT NOT NULL DEFAULT '[]',
+        added_at    REAL NOT NULL,
+        opened_at   REAL NOT NULL
+    );
+    INSERT INTO documents_v3 SELECT id, sha256, path, last_path, title, page_count, lang, warnings,
+        added_at, opened_at FROM documents;
+    DROP TABLE documents;
+    ALTER TABLE documents_v3 RENAME TO documents;
+    CREATE TABLE chunks_v3 (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        doc_id      INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+        ordinal     INTEGER NOT NULL,
+        page_start  INTEGER NOT NULL,
+        page_end    INTEGER NOT NULL,
+        section     TEXT NOT NULL,
+        heading     TEXT NOT NULL,
+        text        TEXT NOT NULL,
+        spans       TEXT NOT NULL
+    );
+    INSERT INTO chunks_v3 SELECT id, doc_id, ordinal, page_start, page_end, section, heading, text,
+        spans FROM chunks;
+    DROP TABLE chunks;
+    ALTER TABLE chunks_v3 RENAME TO chunks;
+    CREATE INDEX chunks_doc ON chunks(doc_id, ordinal);
+    """,
 ]
 
 
@@ -93,12 +132,23 @@ def connect(path: Path) -> sqlite3.Connection:
         _wal(con)
         con.execute("PRAGMA synchronous=NORMAL")
         con.execute("PRAGMA foreign_keys=ON")
-    except (sqlite3.OperationalError, OSError) as exc:
+        lost = damage.check_wal(con, path)       # before any write could checkpoint it away
+        if lost:
+            tell(lost)
+        damage.check_pages(con, path)
+        migrate(con)
+    except sqlite3.DatabaseError as exc:
+        if damage.is_damage(exc):
+            raise damage.damaged(path, str(exc)) from exc
         fault = storage_error(exc, path)
         if fault is None:
             raise
         raise fault from exc
-    migrate(con)
+    except OSError as exc:
+        fault = storage_error(exc, path)
+        if fault is None:
+            raise
+        raise fault from exc
     return con
 
 
@@ -139,11 +189,21 @@ def migrate(con: sqlite3.Connection) -> None:
     waits, then finds nothing to do."""
     if _version(con) == len(MIGRATIONS):
         return
-    with transaction(con):
-        version = _version(con)
-        if version > len(MIGRATIONS):
-            raise BadInput(f"library schema v{version} is newer than this Pagewise (v{len(MIGRATIONS)})")
-        for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
-            for statement in _statements(script):
-                con.execute(statement)
-            con.execute(f"PRAGMA user_version={number}")
+    # A rebuilt table is dropped: with foreign keys on, that would delete every page, chunk and
+    # vector by cascade. The pragma is a no-op inside a transaction, so it is set around it, and
+    # the keys are checked before the commit instead (SQLite's 12-step ALTER recipe).
+    con.execute("PRAGMA foreign_keys=OFF")
+    try:
+        with transaction(con):
+            version = _version(con)
+            if version > len(MIGRATIONS):
+                raise BadInput(f"library schema v{version} is newer than this Pagewise (v{len(MIGRATIONS)})")
+            for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+                for statement in _statements(script):
+                    con.execute(statement)
+                con.execute(f"PRAGMA user_version={number}")
+            broken = con.execute("PRAGMA foreign_key_check").fetchall()
+            if broken:
+                raise BadInput(f"library migration left {len(broken)} rows without their document")
+    finally:
+        con.execute("PRAGMA foreign_keys=ON")

@@ -3,6 +3,7 @@ models/imported/<id>/ with the catalogue entry that makes it listed and usable (
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 import tempfile
@@ -20,12 +21,25 @@ def model_id_for(src: Path) -> str:
     return _ID.sub("-", stem.lower()).strip("-.") or "imported-model"
 
 
+def clean_id(model_id: str) -> str:
+    """The folder-safe form of a chosen --id; refused when nothing of it is left ("模型", "???",
+    ".."), since an empty id would name the imported/ folder itself (and the stale-folder cleanup
+    would delete every imported model)."""
+    mid = _ID.sub("-", model_id.lower()).strip("-.")
+    if not mid:
+        raise ModelNotAvailable(f"--id {model_id!r}: use letters a-z, digits, '.', '_' or '-' "
+                                f"(nothing of it is left for a folder name)")
+    return mid
+
+
 def inspect(src: Path) -> dict:
     """The catalogue entry `src` would get (without id): its format and geometry, from the GGUF
     metadata or config.json, after the full check. Raises the format's one-line error."""
     src = Path(src)
     if not src.exists():
         raise ModelNotAvailable(f"{src}: no such file or folder")
+    if not (src.is_dir() or src.is_file()):     # a FIFO, socket or device: reading it would hang
+        raise ModelNotAvailable(f"{src}: not a regular file or folder (a pipe, socket or device)")
     if src.is_dir():
         info = checkpoint.read(src)
         return {"name": f"{src.name} (AWQ, imported)", "format": "awq", "size_gb": round(info.size_bytes / 1e9, 3),
@@ -52,13 +66,14 @@ def import_model(src: Path | str, model_id: str | None = None) -> ModelSpec:
     """Check, copy (hashing as it copies), check the copy, then publish the folder in one rename."""
     src = Path(src).expanduser()
     entry = inspect(src)
-    mid = _ID.sub("-", model_id.lower()).strip("-.") if model_id else model_id_for(src)
+    mid = clean_id(model_id) if model_id else model_id_for(src)
     taken = {m.id for m in catalogue.load_catalogue().models}
     if mid in taken:
         raise ModelNotAvailable(f"a model {mid!r} is already in the catalogue: "
                                 f"remove it or import with --id NEW_ID")
     root = paths.models_dir() / IMPORTED
-    root.mkdir(parents=True, exist_ok=True)
+    root.mkdir(mode=paths.PRIVATE_DIR, parents=True, exist_ok=True)
+    paths.private_dir(root)                   # model files are the owner's alone, like the library
     sources = [src] if src.is_file() else sorted(p for p in src.rglob("*")
                                                  if p.is_file() and not p.name.startswith("."))
     need = sum(p.stat().st_size for p in sources)
@@ -81,6 +96,8 @@ def import_model(src: Path | str, model_id: str | None = None) -> ModelSpec:
                     "imported_from": str(src.resolve())}
         _write_manifest(staging / MANIFEST, manifest)
         final = root / mid
+        if final.parent != root or final.name != mid:     # never a path above or beside one model
+            raise ModelNotAvailable(f"--id {mid!r}: not a folder name")
         if final.exists():            # a stale folder without a valid entry (a crashed import)
             shutil.rmtree(final)
         staging.rename(final)
@@ -91,9 +108,11 @@ def import_model(src: Path | str, model_id: str | None = None) -> ModelSpec:
 
 
 def _copy_hashing(src: Path, dest: Path, chunk: int = 4 << 20) -> str:
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    for folder in reversed([p for p in dest.parents if not p.exists()]):
+        folder.mkdir(mode=paths.PRIVATE_DIR)
     digest = hashlib.sha256()
-    with open(src, "rb") as fin, open(dest, "wb") as fout:
+    fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, paths.PRIVATE_FILE)
+    with open(src, "rb") as fin, open(fd, "wb") as fout:
         while block := fin.read(chunk):
             digest.update(block)
             fout.write(block)

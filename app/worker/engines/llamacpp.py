@@ -73,7 +73,8 @@ def launch_spec(model_path: Path, n_ctx: int, n_gpu_layers: int = 0, threads: in
     argv = worker_command() + ["--model", str(Path(model_path).resolve()), "--host", host,
                                "--port", str(port), "--n-ctx", str(n_ctx), "--n-gpu-layers", str(n_gpu_layers),
                                "--model-name", model_name]
-    if threads:
+    from app.core.settings import usable_threads      # --threads 1000 on 2 cores: clamped, said so
+    if threads := usable_threads(threads):
         argv += ["--threads", str(threads)]
     if kv_dir:
         argv += ["--kv-dir", str(Path(kv_dir).resolve())]

@@ -2,15 +2,25 @@
 
 stdlib ThreadingHTTPServer: health and metrics answer on their own threads while a
 generation runs; generations themselves are serialised by one lock (one llama.cpp context).
-Connection threads are bounded (MAX_CONNECTIONS; more are told 503 at once) and an idle
-keep-alive connection is closed after IDLE_TIMEOUT_S, so idle sockets cannot pile up threads.
-Every route but the bare /health needs the key and every route checks the Host header (a web
-page reaching 127.0.0.1 through DNS rebinding sends its own host name).
+Another local account can reach the port, so nothing it does without the key may hold the
+worker (issue 32, points 6 and 7):
+- Connection threads are bounded (MAX_CONNECTIONS). A connection counts as busy only once a whole
+  request head (line and headers) arrived; one still waiting for or sending its head is the first
+  closed when a new connection needs its place (a 503 only when every one is busy).
+- Once a request's first byte arrives, the head and the body must be in within REQUEST_DEADLINE_S
+  (a whole-request deadline, not a per-recv timeout a byte every few seconds resets).
+- Host and key are checked on the head, before the body is read; a refused body is read and
+  thrown away in pieces (never held), so refusals cost no memory.
+- Bodies held at once are bounded per process (BODY_BUDGET); past it a 503 "retry".
+An idle keep-alive connection is closed after IDLE_TIMEOUT_S. Every route but the bare /health
+needs the key and every route checks the Host header (a web page reaching 127.0.0.1 through DNS
+rebinding sends its own host name).
 """
 from __future__ import annotations
 
 import hmac
 import json
+import math
 import os
 import select
 import socket
@@ -25,7 +35,9 @@ from app.worker import protocol
 
 MAX_CONNECTIONS = 32          # connection threads at once: the app uses 2-4 (answer, health, metrics)
 IDLE_TIMEOUT_S = float(os.environ.get("PAGEWISE_WORKER_IDLE_S") or 15)   # the env var: tests
+REQUEST_DEADLINE_S = float(os.environ.get("PAGEWISE_WORKER_REQUEST_S") or 30)   # head + body
 MAX_BODY = 64 * 1024**2       # a whole-document prompt is a few MB of JSON
+BODY_BUDGET = 2 * MAX_BODY    # request bodies held at once, all connections together
 
 
 def log(msg: str) -> None:
@@ -90,8 +102,9 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     # --- routing --------------------------------------------------------------------------------
-    # path → {method: handler name}. Every request gets exactly one answer: its body is read first
-    # (so an error reply leaves the keep-alive connection in step), then Host, key, route, method.
+    # path → {method: handler name}. Every request gets exactly one answer. Host, key, route and
+    # method are checked on the head; a refused body is then read and dropped (so the keep-alive
+    # connection stays in step), an accepted one read whole for its handler.
     ROUTES = {
         "/health": {"GET": "_health"},
         "/metrics": {"GET": "_metrics"},
@@ -114,28 +127,57 @@ class Handler(BaseHTTPRequestHandler):
 
     def _route(self, method: str) -> None:
         self._answered = False
-        body = self._drain_body()
-        if body is None:
+        self.server.connections.busy(self.connection)        # a whole head is in: not evictable
+        length = self._body_length()
+        if length is None:
             return                                   # refused (too big, chunked, bad length): answered
         path = self.path.split("?")[0]
+        refusal = self._refusal(method, path, length)
+        if refusal is None and not self.server.bodies.take(length):
+            refusal = 503, "the worker is receiving other large requests; retry"
+        if refusal is not None:                      # Host, key, route: decided on the head alone
+            # a refused body is read and dropped as an evictable connection: trickling it
+            # in without the key holds no place another connection needs
+            self.server.connections.waiting(self.connection)
+            self._discard_body(length)
+            return self._error(*refusal)
+        try:
+            body = self._read_body(length)
+            self.server.deadlines.disarm(self.connection)    # the request is in: now it may take long
+            if body is None:
+                return
+            try:
+                getattr(self, self._handler_for(method, path))(path, body)
+            finally:
+                if not self._answered and not self.wfile.closed:   # a handler that forgot to answer
+                    self._error(500, "the worker did not answer this request")
+        finally:
+            self.server.bodies.give_back(length)
+
+    def _refusal(self, method: str, path: str, length: int) -> tuple[int, str] | None:
         if not self._host_allowed():
-            return self._error(403, "the Host header must be 127.0.0.1:PORT or localhost:PORT")
+            return 403, "the Host header must be 127.0.0.1:PORT or localhost:PORT"
         if path not in self.OPEN_PATHS and not self._authorised():
-            return
+            return 401, "invalid or missing API key"
+        methods = self._methods(path)
+        if methods is None:
+            return 404, f"no route {path}"
+        if method not in methods:
+            self._allow = ", ".join(methods)
+            return 405, f"{method} is not allowed on {path} (allowed: {self._allow})"
+        if path in self.OPEN_PATHS and length:       # no key there: nothing of it is worth holding
+            return 400, f"{path} takes no body"
+        return None
+
+    def _methods(self, path: str) -> dict | None:
         methods = self.ROUTES.get(path)
         for prefix in ("/v1/models/", "/models/"):
             if methods is None and path.startswith(prefix) and len(path) > len(prefix):
                 methods = self.ROUTES[prefix]
-        if methods is None:
-            return self._error(404, f"no route {path}")
-        if method not in methods:
-            self._allow = ", ".join(methods)
-            return self._error(405, f"{method} is not allowed on {path} (allowed: {self._allow})")
-        try:
-            getattr(self, methods[method])(path, body)
-        finally:
-            if not self._answered and not self.wfile.closed:   # a handler that forgot to answer
-                self._error(500, "the worker did not answer this request")
+        return methods
+
+    def _handler_for(self, method: str, path: str) -> str:
+        return self._methods(path)[method]
 
     def _health(self, path: str, body: bytes) -> None:
         self._json(200, {"status": "ok"})
@@ -167,6 +209,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         from app.worker.llama.chat import Params, RequestError
         try:
+            _check_request_values(request)
             params = Params.from_request(request)
             with self.server.lock:              # one generation at a time
                 self._complete(request["messages"], params, bool(request.get("stream")),
@@ -190,7 +233,7 @@ class Handler(BaseHTTPRequestHandler):
             messages = request["messages"]
             if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
                 raise TypeError
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):   # RecursionError: [[[[…]]]] nested deep
             self._error(400, "the body must be JSON with a 'messages' list")
             return None
         n = request.get("n")
@@ -199,6 +242,9 @@ class Handler(BaseHTTPRequestHandler):
             return None
         try:
             request["messages"] = [_text_message(m) for m in messages]
+            for m in request["messages"]:
+                if not isinstance(m.get("role"), str) or not isinstance(m.get("content"), str):
+                    raise ValueError("each message needs a 'role' and a text 'content'")
         except ValueError as exc:
             self._error(400, str(exc))
             return None
@@ -287,10 +333,9 @@ class Handler(BaseHTTPRequestHandler):
             return True
 
     # --- HTTP plumbing --------------------------------------------------------------------------
-    def _drain_body(self) -> bytes | None:
-        """The whole request body (Content-Length), read before any reply so the next request on
-        this connection starts where it should; None once a refusal was sent (and the
-        connection marked to close, its unread bytes with it)."""
+    def _body_length(self) -> int | None:
+        """The Content-Length, or None once a refusal was sent (and the connection marked to
+        close, its unread bytes with it)."""
         if self.headers.get("Transfer-Encoding"):
             self.close_connection = True
             self._error(411, "send the body with a Content-Length (chunked bodies are not accepted)")
@@ -307,12 +352,36 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             self._error(413, f"the body is {length} bytes; at most {MAX_BODY} are accepted")
             return None
-        body = self.rfile.read(length) if length else b""
-        if len(body) < length:                   # the client left (or timed out) mid-body
+        return length
+
+    def _read_body(self, length: int) -> bytes | None:
+        """The whole body, read before any reply so the next request on this connection starts
+        where it should; None when the client left or missed the request deadline mid-body."""
+        try:
+            body = self.rfile.read(length) if length else b""
+        except OSError:
+            body = b""
+        if len(body) < length:
             self.close_connection = True
             self._answered = True
             return None
         return body
+
+    def _discard_body(self, length: int) -> bool:
+        """Read a refused body in pieces and drop them (the connection stays in step, no memory
+        held); False, and the connection marked to close, if it did not all arrive in time."""
+        left = length
+        try:
+            while left > 0:
+                piece = self.rfile.read(min(left, 256 * 1024))
+                if not piece:
+                    break
+                left -= len(piece)
+        except OSError:
+            pass
+        if left:
+            self.close_connection = True
+        return not left
 
     def _host_allowed(self) -> bool:
         port = self.server.server_address[1]
@@ -321,10 +390,27 @@ class Handler(BaseHTTPRequestHandler):
 
     def _authorised(self) -> bool:
         given = self.headers.get("Authorization", "").removeprefix("Bearer ").strip()
-        if hmac.compare_digest(given.encode(), self.server.api_key.encode()):
-            return True
-        self._error(401, "invalid or missing API key")
-        return False
+        return hmac.compare_digest(given.encode(), self.server.api_key.encode())
+
+    # --- one request at a time on a connection, under the deadlines -------------------------------
+    def handle_one_request(self) -> None:
+        """Wait (evictable, at most IDLE_TIMEOUT_S) for the next request's first byte, then give
+        the whole request REQUEST_DEADLINE_S to arrive."""
+        conn = self.server.connections
+        conn.waiting(self.connection)
+        try:
+            if not self.rfile.peek(1):
+                self.close_connection = True
+                return
+        except (OSError, ValueError):
+            self.close_connection = True
+            return
+        self.server.deadlines.arm(self.connection, REQUEST_DEADLINE_S)
+        try:
+            super().handle_one_request()
+        finally:
+            self.server.deadlines.disarm(self.connection)
+            conn.waiting(self.connection)
 
     def _start_stream(self) -> None:
         self._streaming = self._answered = True
@@ -348,7 +434,7 @@ class Handler(BaseHTTPRequestHandler):
     def _error(self, status: int, message: str) -> None:
         kind = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
                 404: "not_found_error", 405: "invalid_request_error", 411: "invalid_request_error",
-                413: "invalid_request_error"}.get(status, "server_error")
+                413: "invalid_request_error", 503: "server_error"}.get(status, "server_error")
         self._json(status, {"error": {"message": message, "type": kind, "code": status}})
 
     def _send(self, status: int, data: bytes, ctype: str) -> None:
@@ -361,6 +447,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         if status == 405:
             self.send_header("Allow", self._allow)
+        if status == 503:
+            self.send_header("Retry-After", "1")
         if self.close_connection:
             self.send_header("Connection", "close")
         self.end_headers()
@@ -384,14 +472,137 @@ def _text_message(message: dict) -> dict:
     return {**message, "content": "\n".join(texts)}
 
 
+_NUMBERS = ("temperature", "top_p", "repeat_penalty", "frequency_penalty", "presence_penalty")
+_COUNTS = ("max_tokens", "max_completion_tokens", "seed")
+
+
+def _check_request_values(request: dict) -> None:
+    """The sampling values' types and ranges, before they reach llama.cpp: a string seed, a
+    max_tokens of 1e400 (inf) or a list temperature were TypeError/OverflowError there, a 500."""
+    from app.worker.llama.chat import RequestError
+    for key in _NUMBERS:
+        value = request.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not math.isfinite(value)):
+            raise RequestError(f"{key} must be a finite number, not {_short(value)}")
+    for key in _COUNTS:
+        value = request.get(key)
+        low = 0 if key == "seed" else 1
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or not low <= value < 1 << 31):
+            raise RequestError(f"{key} must be a whole number from {low} to {(1 << 31) - 1}, "
+                               f"not {_short(value)}")
+    stop = request.get("stop")
+    if stop is not None and not isinstance(stop, str) and not (
+            isinstance(stop, list) and all(isinstance(s, str) for s in stop)):
+        raise RequestError(f"stop must be a string or a list of strings, not {_short(stop)}")
+    fmt = request.get("response_format")
+    if fmt is not None and not isinstance(fmt, dict):
+        raise RequestError(f"response_format must be an object, not {_short(fmt)}")
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _usage_json(usage) -> dict:
     return {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
             "total_tokens": usage.prompt_tokens + usage.completion_tokens,
             "prompt_tokens_details": {"cached_tokens": usage.cached_tokens}}
 
 
-_BUSY = json.dumps({"error": {"message": f"the worker already serves {MAX_CONNECTIONS} connections; retry",
+_BUSY = json.dumps({"error": {"message": f"the worker already serves {MAX_CONNECTIONS} requests; retry",
                                "type": "server_error", "code": 503}}).encode()
+
+
+class Connections:
+    """The open connections, oldest first, each waiting (for or inside its request head: may be
+    closed to make room) or busy (its whole head arrived: never closed for room)."""
+
+    def __init__(self, limit: int):
+        self.limit, self._lock, self._open = limit, threading.Lock(), {}   # socket → busy
+
+    def admit(self, sock) -> bool:
+        """Room for `sock`, closing the longest-waiting connection if need be; False when every
+        open connection is busy."""
+        with self._lock:
+            if len(self._open) >= self.limit:
+                oldest = next((s for s, busy in self._open.items() if not busy), None)
+                if oldest is None:
+                    return False
+                del self._open[oldest]
+                _cut(oldest)
+            self._open[sock] = False
+            return True
+
+    def busy(self, sock) -> None:
+        with self._lock:
+            if sock in self._open:
+                self._open[sock] = True
+
+    def waiting(self, sock) -> None:
+        with self._lock:
+            if sock in self._open:
+                self._open[sock] = False
+
+    def close(self, sock) -> None:
+        with self._lock:
+            self._open.pop(sock, None)
+
+
+class Deadlines:
+    """Sockets cut (shutdown) when their request is not in by its deadline: a whole-request
+    deadline, where a socket timeout would restart at every byte. One thread for all."""
+
+    def __init__(self):
+        self._lock, self._due = threading.Lock(), {}
+        threading.Thread(target=self._run, name="request-deadlines", daemon=True).start()
+
+    def arm(self, sock, seconds: float) -> None:
+        with self._lock:
+            self._due[sock] = time.monotonic() + seconds
+
+    def disarm(self, sock) -> None:
+        with self._lock:
+            self._due.pop(sock, None)
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(0.2)
+            now = time.monotonic()
+            with self._lock:
+                late = [sock for sock, due in self._due.items() if due <= now]
+                for sock in late:
+                    del self._due[sock]
+            for sock in late:
+                _cut(sock)
+
+
+class BodyBudget:
+    """Bytes of request bodies held at once, all connections together."""
+
+    def __init__(self, total: int):
+        self._lock, self._left = threading.Lock(), total
+
+    def take(self, n: int) -> bool:
+        with self._lock:
+            if n > self._left:
+                return False
+            self._left -= n
+            return True
+
+    def give_back(self, n: int) -> None:
+        with self._lock:
+            self._left += n
+
+
+def _cut(sock) -> None:
+    """End a connection from another thread: its blocked read returns at once."""
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
 
 
 class WorkerServer(ThreadingHTTPServer):
@@ -402,12 +613,14 @@ class WorkerServer(ThreadingHTTPServer):
         super().__init__(addr, Handler)
         self.engine, self.api_key, self.model_name = engine, api_key, model_name
         self.lock, self.metrics = engine.lock, Metrics()     # generations and disk restores, one at a time
-        self._slots = threading.BoundedSemaphore(max_connections)
+        self.connections, self.deadlines = Connections(max_connections), Deadlines()
+        self.bodies = BodyBudget(BODY_BUDGET)
 
     def process_request(self, request, client_address):
-        """A thread per connection, up to the bound; past it a 503 at once (from the accept loop:
-        a short write into an empty socket buffer) and the connection closed."""
-        if not self._slots.acquire(blocking=False):
+        """A thread per connection, up to the bound (the longest-waiting one closed to make room);
+        when every one is busy, a 503 at once (from the accept loop: a short write into an empty
+        socket buffer) and the connection closed."""
+        if not self.connections.admit(request):
             try:
                 request.settimeout(0.5)
                 request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
@@ -420,14 +633,15 @@ class WorkerServer(ThreadingHTTPServer):
         try:
             super().process_request(request, client_address)
         except BaseException:
-            self._slots.release()
+            self.connections.close(request)
             raise
 
     def process_request_thread(self, request, client_address):
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self._slots.release()
+            self.connections.close(request)
+            self.deadlines.disarm(request)
 
     def handle_error(self, request, client_address):
         """One line, not socketserver's traceback on stderr (a client that reset mid-request)."""
