@@ -235,7 +235,8 @@ def main() -> int:
         record["plan"] = {k: getattr(self.plan, k) for k in ("engine", "model_id", "gpu_memory_utilization",
                                                              "max_model_len", "n_gpu_layers", "kv_tokens")}
         record["plan"]["reasons"] = list(self.plan.reasons)
-        record["worker_argv"] = [x for x in (self.spec.argv if self.spec else [])][2:]
+        spec = getattr(self.engine, "spec", None)
+        record["worker_argv"] = list(spec.argv)[2:] if spec else []
         sampler.runtime = self
 
     EngineRuntime._status, EngineRuntime.start = status, start

@@ -30,6 +30,9 @@ e)
   mkdir -p /tmp/models && python3 tests/fixtures/make_awq_checkpoint.py /tmp/hf-smollm2 \
     /tmp/models/smollm2-135m-awq --group-size 64 2>&1 | tail -1
   cat $G/smollm2_awq.toml >> models.toml     # the device copy's catalogue only
+  ;&
+q)  # the asks only (vLLM installed and the AWQ model made by an earlier e on this machine)
+  RES=vllm.jsonl; [ $step = q ] && cat $G/smollm2_awq.toml >> models.toml
   ask vllm_3q --bare 3 -- ask $SAMPLE -q "$Q1" -q "$Q2" -q "$Q3" --json --model smollm2-135m-awq
   ask vllm_kill --kill-enginecore 0.05 -- ask $SAMPLE -q "$Q1" --json --model smollm2-135m-awq
   grep -o '\[[0-9]*/[0-9]*\]' $S/build.log | tail -n 1 ;;
@@ -38,9 +41,28 @@ f)
   bash $G/lcp_build.sh wait ${WAIT_S:-300} || exit 6
   C11="NVIDIA GeForce GTX 1080 Ti:11264:6.1:300"
   ASK_S=90 ask emb_all --card "$C11" -- ask $SAMPLE -q "$Q1" --json --model smollm2-135m-q4_1
-  python3 $G/lcp_threads.py $GGUF --n-ctx 8192 --ngl -1 | tee -a $OUT/summary.txt   # which habit crashes it
-  GGML_CUDA_DISABLE_GRAPHS=1 ASK_S=90 ask emb_all_nographs --card "$C11" -- ask $SAMPLE -q "$Q1" --json --model smollm2-135m-q4_1
-  CUDA_LAUNCH_BLOCKING=1 ASK_S=90 ask emb_all_blocking --card "$C11" -- ask $SAMPLE -q "$Q1" --json --model smollm2-135m-q4_1
+  grep -h -E "CUDA error|current device|ggml-cuda.cu" $OUT/emb_all_worker-*.log | head -n 6
+  python3 $G/lcp_threads.py $GGUF --n-ctx 8192 --ngl -1 --out $OUT | tee -a $OUT/summary.txt   # which habit crashes it
+  GGML_CUDA_DISABLE_GRAPHS=1 ASK_S=60 ask emb_all_nographs --card "$C11" -- ask $SAMPLE -q "$Q1" --json --model smollm2-135m-q4_1
+  CUDA_LAUNCH_BLOCKING=1 ASK_S=60 ask emb_all_blocking --card "$C11" -- ask $SAMPLE -q "$Q1" --json --model smollm2-135m-q4_1
+  # the worker patched on this device copy only (one change each), then put back
+  W=app/worker/llama/server.py; cp $W /tmp/server.orig
+  for p in "op_offload=False" "flash_attn=True" "nokv"; do
+    if [ $p = nokv ]; then sed -i 's/if not args.no_kv_store:/if False:/' $W
+    else sed -i "s/n_threads_batch=args.threads, verbose=True)/n_threads_batch=args.threads, verbose=True, $p)/" $W; fi
+    grep -c -E "$p|if False" $W; ASK_S=60 ask emb_all_patch_${p%%=*} --card "$C11" -- ask $SAMPLE -q "$Q1" --json --model smollm2-135m-q4_1
+    cp /tmp/server.orig $W
+  done
+  [ -n "$FIXED" ] && ASK_S=90 ask emb_all_fixed5 --card "$C11" -- ask $SAMPLE -q "$Q1" -q "$Q2" -q "$Q3" --json --model smollm2-135m-q4_1
   ;;
+v)  # after the fix (flash attention when layers are on the GPU), same machine as f
+  RES=llama_fixed.jsonl; [ -n "$CPU_ONLY" ] && { ASK_S=90 ask emb_fixed_cpu2 --card cpu -- ask $SAMPLE -q "$Q1" --json --model smollm2-135m-q4_1; exit 0; }
+  C11="NVIDIA GeForce GTX 1080 Ti:11264:6.1:300"; C8="NVIDIA GeForce GTX 1070:8192:6.1:300"
+  ASK_S=90 ask emb_fixed_3q --card "$C11" -- ask $SAMPLE -q "$Q1" -q "$Q2" -q "$Q3" --json --model smollm2-135m-q4_1
+  ASK_S=90 ask emb_fixed_cpu --card cpu -- ask $SAMPLE -q "$Q1" --json --model smollm2-135m-q4_1
+  M=/tmp/models/qwen2.5-7b-instruct-q4_k_m; mkdir -p $M
+  [ -f $M/Qwen2.5-7B-Instruct-Q4_K_M.gguf ] || timeout 120 python3 $G/make_gguf_geometry.py $M/Qwen2.5-7B-Instruct-Q4_K_M.gguf --tokenizer-from $GGUF
+  ASK_S=120 ask q7_fixed_8g --card "$C8" -- ask $SAMPLE -q "$Q1" --json --model qwen2.5-7b-instruct-q4_k_m
+  ASK_S=120 ask q7_fixed_11g --card "$C11" -- ask $SAMPLE -q "$Q1" --json --model qwen2.5-7b-instruct-q4_k_m ;;
 esac
 echo "step $step took $(( $(date +%s) - T0 )) s"

@@ -122,10 +122,11 @@ def test_llama_cpps_errors_and_their_continuation_lines_stay_in_the_worker_log_a
     turned llama.cpp's log down after load and the reason never reached the log."""
     from app.worker.llama import server
     said = [server.engine_line(level, text) for level, text in (
-        (1, b"llama_perf_context_print: eval time = 12 ms\n"),
-        (3, b"CUDA error: an illegal memory access was encountered\n"),
+        # ggml's levels: 1 debug, 2 info, 3 warn, 4 error, 5 continuation (ggml.h ggml_log_level)
+        (2, b"llama_perf_context_print: eval time = 12 ms\n"),
+        (4, b"CUDA error: an illegal memory access was encountered\n"),
         (5, b"  current device: 0, in function ggml_cuda_graph_launch\n"),
-        (1, b"srv  log: a request\n"), (5, b" and its end\n"))]
+        (2, b"srv  log: a request\n"), (5, b" and its end\n"))]
     assert said == [None, b"CUDA error: an illegal memory access was encountered\n",
                     b"  current device: 0, in function ggml_cuda_graph_launch\n", None, None]
 
@@ -214,3 +215,16 @@ def test_real_vllm_enginecore_killed_mid_answer_and_between_answers_is_restarted
               f"next answer in {between_s:.1f} s; restarts {engine.recoveries}")
     finally:
         engine.stop()
+
+
+def test_a_gpu_build_of_llama_cpp_reads_with_flash_attention_and_a_cpu_build_as_before():
+    """Issue 30: without flash attention llama.cpp's CUDA graphs died on the H200 past ~2,400
+    prompt tokens (docs/gpu-results.md). The GPU build is the hardware this machine lacks:
+    the module's one answer is injected; the real CPU build must keep flash attention off."""
+    import types
+
+    import llama_cpp
+
+    from app.worker.llama import server
+    assert server.gpu_flash_attention(types.SimpleNamespace(llama_supports_gpu_offload=lambda: True)) is True
+    assert server.gpu_flash_attention(llama_cpp) is bool(llama_cpp.llama_supports_gpu_offload()) is False

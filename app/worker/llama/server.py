@@ -44,6 +44,16 @@ def physical_cores() -> int:
         return os.cpu_count() or 1
 
 
+def gpu_flash_attention(llama_cpp) -> bool:
+    """Flash attention whenever llama.cpp was built for a GPU (llama.cpp's own default there;
+    llama-cpp-python turns it off). Without it, llama.cpp 0.3.36's CUDA backend died on the H200
+    with "an illegal instruction was encountered" (ggml-cuda.cu:109) once a prompt read in
+    128-token slices passed ~2,400 tokens with CUDA graphs on: on the main thread or not, and with
+    no layer offloaded too (the attention still runs on the GPU), issue 30. A CPU-only build keeps
+    its attention as it was (its KV states on disk stay readable)."""
+    return bool(llama_cpp.llama_supports_gpu_offload())
+
+
 def load(args):
     """Load the model; print one clear line and exit 2 if the file is missing or unreadable."""
     path = Path(args.model)
@@ -57,7 +67,8 @@ def load(args):
     began = time.perf_counter()
     try:   # verbose while loading: llama.cpp's own lines show progress and name allocation failures
         llm = llama_cpp.Llama(str(path), n_ctx=args.n_ctx, n_gpu_layers=args.n_gpu_layers,
-                              n_threads=args.threads, n_threads_batch=args.threads, verbose=True)
+                              n_threads=args.threads, n_threads_batch=args.threads, verbose=True,
+                              flash_attn=gpu_flash_attention(llama_cpp))
     except Exception as exc:
         log(f"error: failed to load model {path}: {exc}")
         sys.exit(3)
@@ -68,8 +79,10 @@ def load(args):
     return llm
 
 
-# ggml_log_level: 2 WARN, 3 ERROR, 5 CONT (the line goes on the previous one's level)
-WARN, ERROR, CONT = 2, 3, 5
+# ggml_log_level (ggml.h): 2 INFO, 3 WARN, 4 ERROR, 5 CONT (the line goes on the previous one's
+# level). Not llama_cpp/_logger.py's comment (WARN 2, ERROR 3): with those, the worker kept the
+# info lines and dropped ggml's "CUDA error: …" (seen on the H200, issue 30).
+WARN, ERROR, CONT = 3, 4, 5
 _last_kept = False
 _callback = None          # the ctypes callback must outlive load(): llama.cpp holds its address
 
