@@ -189,6 +189,60 @@ def bare_and_kill(record: dict, bare: int, kill_after: float | None) -> None:
     ChatClient.chat = chat
 
 
+def _kill_engine(runtime, record: dict, when: str) -> None:
+    """SIGKILL what a crash would take: vLLM's EngineCore (the API server's child), else our worker."""
+    import os
+    import signal
+    pid = runtime.engine.pid
+    if runtime.plan.engine.value == "vllm":
+        cores = [c for c in _children(pid) if "EngineCore" in Path(f"/proc/{c}/comm").read_text()
+                 or b"EngineCore" in Path(f"/proc/{c}/cmdline").read_bytes()]
+        pid = cores[0] if cores else None
+    entry = {"when": when, "pid": pid, "t": round(time.time(), 3)}
+    if pid is None:
+        entry["error"] = "no EngineCore child found"
+    else:
+        os.kill(pid, signal.SIGKILL)
+    record.setdefault("kills", []).append(entry)
+
+
+def kills(record: dict, first_token: bool, between: int | None) -> None:
+    """The engine killed at the first token of the first question (--kill-first-token), and/or
+    right after question N's answer, before N+1 is asked (--kill-between N); each question's
+    start and end kept (record["asked"]), so kill → next answer is the time to recover."""
+    from app.worker.client import ChatClient
+    from app.worker.runtime import EngineRuntime
+    real_chat, real_ask = ChatClient.chat, EngineRuntime.ask
+    state = {"rt": None, "fired": False}
+    record["asked"] = []
+
+    def chat(self, messages, json_schema=None, max_tokens=512, on_delta=None, **kw):
+        question = json_schema is not None and max_tokens > 8
+        if question and first_token and not state["fired"]:
+            state["fired"] = True
+
+            def delta(text, _outer=on_delta, _done=[]):
+                if not _done:
+                    _done.append(1)
+                    _kill_engine(state["rt"], record, "first token")
+                if _outer:
+                    _outer(text)
+            return real_chat(self, messages, json_schema=json_schema, max_tokens=max_tokens, on_delta=delta, **kw)
+        return real_chat(self, messages, json_schema=json_schema, max_tokens=max_tokens, on_delta=on_delta, **kw)
+
+    def ask(self, *args, **kw):
+        state["rt"] = self
+        t0 = time.time()
+        try:
+            return real_ask(self, *args, **kw)
+        finally:
+            record["asked"].append([round(t0, 3), round(time.time(), 3)])
+            if between is not None and len(record["asked"]) == between:
+                _kill_engine(self, record, f"after question {between}")
+                time.sleep(1.0)      # as a user would: the next question comes a moment later
+    ChatClient.chat, EngineRuntime.ask = chat, ask
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -201,6 +255,10 @@ def main() -> int:
                          "on the same server: the same messages, and salted ones that miss the prefix cache")
     ap.add_argument("--kill-enginecore", type=float, default=None,
                     help="SIGKILL vLLM's EngineCore this many seconds into the first question")
+    ap.add_argument("--kill-first-token", action="store_true",
+                    help="SIGKILL the engine (vLLM: its EngineCore) at the first question's first token")
+    ap.add_argument("--kill-between", type=int, default=None,
+                    help="SIGKILL the engine (vLLM: its EngineCore) after question N is answered")
     ap.add_argument("rest", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     argv = a.rest[1:] if a.rest[:1] == ["--"] else a.rest
@@ -242,6 +300,8 @@ def main() -> int:
     EngineRuntime._status, EngineRuntime.start = status, start
     if a.bare or a.kill_enginecore is not None:
         bare_and_kill(record, a.bare, a.kill_enginecore)
+    if a.kill_first_token or a.kill_between is not None:
+        kills(record, a.kill_first_token, a.kill_between)
     sampler.start()
     out = io.StringIO()
     t0 = time.time()
@@ -251,7 +311,8 @@ def main() -> int:
     sampler.join(timeout=2)
     record.update(rc=rc, wall_s=round(time.time() - t0, 1), gpu_peak_mib=sampler.peak_used // MiB,
                   gpu_procs_peak_mib={str(p): m // MiB for p, m in sampler.procs.items()},
-                  gauge=sampler.gauge)
+                  gauge=sampler.gauge,
+                  recoveries=getattr(getattr(sampler.runtime, "engine", None), "recoveries", None))
     text = out.getvalue()
     try:
         ans = json.loads(text)
@@ -283,7 +344,7 @@ def main() -> int:
     short["ttft_s"], short["usage"] = t.get("ttft_s"), u
     short["gauge"] = record["gauge"] and {k: record["gauge"][k] for k in ("vram", "kv_usage", "kv_cells")}
     short["error"] = ans.get("error")
-    for key in ("app_ttft", "bare_same", "bare_salted", "killed"):
+    for key in ("app_ttft", "bare_same", "bare_salted", "killed", "kills", "asked", "recoveries"):
         if key in record:
             short[key] = record[key]
     if isinstance(ans.get("answers"), list):
