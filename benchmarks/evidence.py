@@ -171,7 +171,7 @@ def answers(lib, questions, ids, n: int) -> dict:
     from app.worker.runtime import EngineRuntime
     rt = EngineRuntime()
     rt.start()
-    counts = {"model": 0, "evidence": 0, "not addressed": 0}
+    counts = {"answer": 0, "evidence": 0}      # headline: the model's answer (backed) or the evidence
     try:
         for q in questions[:n]:
             refs = [DocRef(i, ids[d], d) for i, d in enumerate(q["docs"], 1)]
