@@ -146,8 +146,10 @@ def store_vectors(con: sqlite3.Connection, lock, items: list[tuple[int, object]]
 def _query_vector(question: str):
     import numpy as np
     model = _embedder()
+    # lone surrogates (undecodable bytes kept by Python) cannot go to the C engine as UTF-8
+    text = question.encode("utf-8", "replace").decode("utf-8")
     with _run:
-        return np.asarray(model.query(question), dtype=np.float32)
+        return np.asarray(model.query(text), dtype=np.float32)
 
 
 class VectorCache:
