@@ -20,10 +20,12 @@ from typing import Callable
 
 import pymupdf
 
-from app.core import paths
+from app.core import cpu_work, paths
 from app.core.textnorm import IDEOGRAPH_CLASS
 
 DPI = 300               # Tesseract's sweet spot; a 150-dpi scan gains from the upsampling
+MAX_PIXELS = 40_000_000   # an A3 page at 300 dpi is 17 M; larger pages are rendered coarser
+MIN_DPI = 30
 MIN_CONFIDENCE = 60     # mean word confidence below this: try the other language
 LANGS = ("eng", "chi_sim")
 TIMEOUT_S = 120         # one page; a hung tesseract must not hang ingestion
@@ -35,6 +37,10 @@ _CHINESE: pymupdf.Font | None = None
 
 class OcrFailed(Exception):
     """Tesseract missing a language or failing on a page (str: one line)."""
+
+
+class PageUnreadable(OcrFailed):
+    """One page could not be rendered (MuPDF's limits, a damaged image): that page is skipped."""
 
 
 @dataclass(frozen=True)
@@ -81,9 +87,13 @@ def needs_ocr(page: pymupdf.Page, text: str) -> bool:
 def recognise(page: pymupdf.Page, langs: tuple[str, ...] = LANGS, first: str | None = None) -> PageText:
     """The page's lines as Tesseract reads them; the language tried first is `first`
     (the previous page's winner), the other only when confidence is low."""
-    pix = page.get_pixmap(dpi=DPI, colorspace=pymupdf.csGRAY)
-    png = pix.tobytes("png")
-    to_pdf = pymupdf.Matrix(72 / DPI, 72 / DPI)   # pixels → the page's visible coordinates
+    dpi = render_dpi(page.rect)
+    try:
+        pix = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY)
+        png = pix.tobytes("png")
+    except Exception as exc:  # noqa: BLE001 - MuPDF's limits (FzErrorLimit) or a damaged image
+        raise PageUnreadable(f"page {page.number + 1} could not be rendered: {exc}") from None
+    to_pdf = pymupdf.Matrix(72 / dpi, 72 / dpi)   # pixels → the page's visible coordinates
     order = sorted(langs, key=lambda lang: lang != first) if first in langs else list(langs)
     best: PageText | None = None
     for lang in order:
@@ -95,6 +105,13 @@ def recognise(page: pymupdf.Page, langs: tuple[str, ...] = LANGS, first: str | N
             break
     assert best is not None
     return best
+
+
+def render_dpi(rect: pymupdf.Rect) -> int:
+    """DPI, lowered for a huge page so its render stays within MAX_PIXELS (a 10,000-px page at
+    300 dpi was beyond MuPDF's limit and refused the document)."""
+    inches = max(rect.width * rect.height, 1.0) / (72 * 72)
+    return max(MIN_DPI, min(DPI, int((MAX_PIXELS / inches) ** 0.5)))
 
 
 def _tesseract(png: bytes, lang: str) -> tuple[list[tuple[str, pymupdf.Rect]], float]:
@@ -179,11 +196,19 @@ def make_searchable(doc: pymupdf.Document, numbers: list[int], sha256: str,
     read: list[PageText] = []
     last = None
     for done, number in enumerate(numbers, start=1):
-        page = doc.load_page(number - 1)
-        found = recognise(page, first=last)
-        last = found.lang
-        write_text_layer(page, found.lines)
-        read.append(found)
+        with cpu_work.scheduler.turn("OCR"):      # a question asked meanwhile pre-empts the OCR
+            try:
+                page = doc.load_page(number - 1)
+                found = recognise(page, first=last)
+            except PageUnreadable:
+                continue                           # this page only: the others are read
+            except OcrFailed:
+                raise                              # Tesseract itself fails: every page would
+            except Exception:  # noqa: BLE001 - a page MuPDF cannot load (a cycle in the tree)
+                continue
+            last = found.lang
+            write_text_layer(page, found.lines)
+            read.append(found)
         if progress:
             progress(done, len(numbers))
     dest = copy_path(sha256)
