@@ -38,20 +38,26 @@ class Ingested:
     pages: list[Page]
     pieces: list[Piece]
     warnings: list[str] = field(default_factory=list)
+    table_pages: list[int] = field(default_factory=list)   # ruled pages left for the table pass
 
 
 def ingest(raw: RawFile, password: str | None = None,
            progress: Callable[[int, int], None] | None = None,
-           ocr_progress: Callable[[int, int], None] | None = None) -> Ingested:
+           ocr_progress: Callable[[int, int], None] | None = None,
+           tables_now: bool = True) -> Ingested:
     """`progress(done, total)` per page read; `ocr_progress` per page OCR'd (default:
-    `progress` again, counting the OCR pages)."""
+    `progress` again, counting the OCR pages). Without `tables_now` the ruled pages are
+    only listed (`table_pages`, ~1 ms a page) and their tables found later, in the
+    background (app.core.library.table_pass): find_tables costs ~0.3 s a ruled page, 10×
+    reading its text, and made a table-heavy file searchable at 0.07× bare PyMuPDF's speed."""
     doc, warnings = open_pdf(raw, password)
     try:
         losses: list[tuple[int, str]] = []
         pages = extract_pages(doc, progress, losses)
         warnings += text_loss.summarise(losses)
         pages = _ocr(doc, raw, pages, warnings, ocr_progress or progress)
-        found = _tables(doc, pages)
+        found = _tables(doc, pages) if tables_now else []
+        ruled = [] if tables_now else ruled_pages(doc, pages)
         meta_title = (doc.metadata or {}).get("title") or ""
     finally:
         doc.close()
@@ -59,7 +65,18 @@ def ingest(raw: RawFile, password: str | None = None,
         result = _analyse(raw, pages, meta_title, warnings)
     # Extra chunks: the running-text chunks are unchanged (tables.py says why).
     result.pieces += tables.pieces(found, first_ordinal=len(result.pieces))
+    result.table_pages = ruled
     return result
+
+
+def ruled_pages(doc, pages: list[Page]) -> list[int]:
+    """Pages with text that draw at least four lines or boxes (tables.path_ops, read from the
+    content stream: ~1 ms a page); the table pass looks at their drawings."""
+    out = []
+    for p in pages:
+        if p.text.strip() and (page := _page(doc, p.number)) is not None and tables.path_ops(page) >= 4:
+            out.append(p.number)
+    return out
 
 
 def _page(doc, number: int):
