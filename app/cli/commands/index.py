@@ -13,8 +13,7 @@ def run(args):
     rows, lines = [], []
     for f in args.files:
         start = time.perf_counter()
-        info = lib.add(f, password=args.password, progress=ingest_progress(Path(f).name, args.json),
-                       tables_later=args.dense)     # then found by lib.embed below, before the vectors
+        info = lib.add(f, password=args.password, progress=ingest_progress(Path(f).name, args.json))
         secs = time.perf_counter() - start
         print_warnings(f, info.warnings)
         chunks = len(lib.chunks(info.id))
