@@ -121,7 +121,7 @@ class StatusBar(QStatusBar):
 
     def set_paused_work(self, text: str) -> None:
         """"search vectors paused while answering" while a question holds the machine."""
-        self.paused_label.setText(f"⏸ {text}" if text else "")
+        self.paused_label.setText(text)   # (a pause glyph: no font here has it)
         self.paused_label.setToolTip("The app's background work waits while a question is answered, "
                                      "so the answer has the processor to itself; it resumes after.")
         self.paused_label.setVisible(bool(text))
