@@ -54,12 +54,6 @@ class VectorsWhileStarting:
             self._say(f"[search] search vectors paused while answering: {left} of {self.todo} passages left "
                       "(this answer finds them by their words; the vectors go on after it)")
 
-    def close(self) -> None:
-        """Stop at the next batch (what is done is kept; the next run finishes the rest)."""
-        self.stop.set()
-        if self.thread is not None:
-            self.thread.join(timeout=30)
-
     def _say(self, line: str) -> None:
         if not self.quiet:
             print(line, file=sys.stderr, flush=True)
