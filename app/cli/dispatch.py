@@ -17,12 +17,20 @@ from app.errors import describe
 log = logging.getLogger("pagewise")
 
 
+def _check_questions(args) -> None:
+    from app.core.answer import question_check
+    asked = getattr(args, "question", None)
+    for question in asked if isinstance(asked, list) else [asked] if asked else []:
+        question_check.check(question)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     read_password(args)
     setup_logging()
     command = args.command or "gui"
     try:
+        _check_questions(args)       # before an engine starts: a bad question fails in an instant
         data, human = COMMANDS[command](args)
         if data is not None:
             emit(args, data, human)

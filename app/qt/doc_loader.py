@@ -37,7 +37,8 @@ class _Opening:
 
 
 def _index(ctx, library, path: str, password: str | None):
-    return library.add(path, password=password, progress=ctx.progress)
+    # searchable first; its tables are found by the background pass before its vectors (_embed)
+    return library.add(path, password=password, progress=ctx.progress, tables_later=True)
 
 
 def _embed(ctx, library, doc_id: int):

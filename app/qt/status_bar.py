@@ -82,6 +82,12 @@ class ReadingsPoller(QObject):
                                 on_error=lambda exc: None)
 
 
+class _CpuWorkNotes(QObject):
+    """The CPU scheduler's line ("search vectors paused while answering"), carried from any
+    thread to the UI thread."""
+    sig_line = Signal(str)
+
+
 ACTIVITY_WIDTH = 360        # px for "reading “…”: 45% · 6 s left"
 
 
@@ -98,12 +104,27 @@ class StatusBar(QStatusBar):
         self.gauges: list[MemoryGauge] = []
         self.activity_label = QLabel("", objectName="activity")   # "reading the contract: 45%"
         self.activity_label.setMaximumWidth(ACTIVITY_WIDTH + 20)
+        self.paused_label = QLabel("", objectName="pausedWork")   # what waits while a question runs
+        self.paused_label.setVisible(False)
         self.addWidget(self.state_label)
         self.addWidget(self.activity_label)
+        self.addWidget(self.paused_label)
         self.addWidget(self.plan_label, 1)
         self.addPermanentWidget(self.gpu_note)
         self.addPermanentWidget(self._gauge_box)
         self.set_engine_state("stopped", "the engine starts when the app opens")
+        from app.core import cpu_work
+        self._cpu_notes = _CpuWorkNotes(self)
+        self._cpu_notes.sig_line.connect(self.set_paused_work)
+        unsubscribe = cpu_work.scheduler.subscribe(self._cpu_notes.sig_line.emit)
+        self.destroyed.connect(lambda *_: unsubscribe())
+
+    def set_paused_work(self, text: str) -> None:
+        """"search vectors paused while answering" while a question holds the machine."""
+        self.paused_label.setText(text)   # (a pause glyph: no font here has it)
+        self.paused_label.setToolTip("The app's background work waits while a question is answered, "
+                                     "so the answer has the processor to itself; it resumes after.")
+        self.paused_label.setVisible(bool(text))
 
     def set_engine_state(self, state: str, detail: str) -> None:
         self.state = state

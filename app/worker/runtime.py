@@ -12,6 +12,7 @@ import threading
 import time
 from typing import Callable
 
+from app.core import cpu_work
 from app.core.answer import prompts, qa
 from app.core.answer.conversation import Conversation
 from app.core.answer.progress import DoesNotFit
@@ -28,6 +29,7 @@ StatusCallback = Callable[[str, str], None]
 CALIBRATION_TOKENS = 384    # a prompt's worth of filler read once per model and machine setting
 CALIBRATION_WAIT_S = 90.0   # then the first question is budgeted by the context only (and measured)
 LLAMA_STALL_S = EngineAdapter.FIXED_STALL_S   # our worker reports every ~second of reading: this long silent = hung
+READING_JOB = "background reading"   # the CPU scheduler's name for it (the user reads it)
 CALIBRATION_TEXT = ("The parties agree that the terms of this agreement apply to every order placed "
                     "under it, unless an order states otherwise in writing.")
 
@@ -276,14 +278,16 @@ class EngineRuntime:
     # --- background reading ---------------------------------------------------------------------
     @contextlib.contextmanager
     def _question_first(self):
-        """A question takes the engine before a background reading: the reading is cut at its
-        next slice (its KV state so far is kept on disk) and resumes once the question is done."""
+        """A question takes the engine before a background reading, and the cores before all the
+        app's background work (app.core.cpu_work): the reading is cut at its next slice (its KV
+        state so far is kept on disk), search vectors, OCR and table detection stop at their next
+        batch or page, and all of it resumes once the question is done."""
         with self._waiting_lock:
             self._questions_waiting += 1
             self._preempt.set()
             self._questions_done.clear()
         try:
-            with self._lock:
+            with cpu_work.scheduler.foreground("answering"), self._lock:
                 yield
         finally:
             with self._waiting_lock:
@@ -313,23 +317,26 @@ class EngineRuntime:
                 from app.worker.errors import Cancelled
                 raise Cancelled("reading cancelled")
             self._questions_done.wait()             # a question first
-            if self.memory.was_read(model, doc_ids):   # that question read them whole: nothing left to read
-                break
             cut = threading.Event()
-            with self._lock:
-                if self._preempt.is_set():
-                    continue
-                watcher = threading.Thread(target=self._cut_when, args=(cut, cancel), daemon=True)
-                watcher.start()
-                try:
-                    self.engine.chat(msgs, max_tokens=1, cancel=cut, on_progress=on_progress,
-                                     stall_s=self.engine.adapter.reading_stall_s())
+            # one turn of the CPU scheduler per attempt: no search vectors or OCR beside it, and
+            # it is cut when a question or a more urgent job (a document being opened) waits
+            with cpu_work.scheduler.turn(READING_JOB, cancel.is_set if cancel is not None else None):
+                if self.memory.was_read(model, doc_ids):   # a question read them whole: nothing left
                     break
-                except Exception:  # noqa: BLE001 - pre-empted (or cancelled): try again after
-                    if not cut.is_set():
-                        raise
-                finally:
-                    cut.set()
+                with self._lock:
+                    if self._preempt.is_set():
+                        continue
+                    watcher = threading.Thread(target=self._cut_when, args=(cut, cancel), daemon=True)
+                    watcher.start()
+                    try:
+                        self.engine.chat(msgs, max_tokens=1, cancel=cut, on_progress=on_progress,
+                                         stall_s=self.engine.adapter.reading_stall_s())
+                        break
+                    except Exception:  # noqa: BLE001 - pre-empted (or cancelled): try again after
+                        if not cut.is_set():
+                            raise
+                    finally:
+                        cut.set()
         seconds = time.perf_counter() - began
         self.memory.mark_read(model, doc_ids)
         return {"tokens": tokens, "seconds": round(seconds, 2), "cached": True}
@@ -338,7 +345,8 @@ class EngineRuntime:
         """Cut the background reading when a question or the user pre-empts it; ends as soon
         as the reading does (it sets `cut` too)."""
         while not cut.wait(0.05):
-            if self._preempt.is_set() or (cancel is not None and cancel.is_set()):
+            if (self._preempt.is_set() or cpu_work.scheduler.should_yield(READING_JOB)
+                    or (cancel is not None and cancel.is_set())):
                 cut.set()
 
     def metrics(self) -> dict:

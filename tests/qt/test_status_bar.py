@@ -112,3 +112,23 @@ def test_poller_refreshes_about_every_second(qtbot, bar, monkeypatch):
     elapsed = time.monotonic() - began
     assert poller._timer.isActive() and poller._timer.interval() == 1000
     assert len(calls) <= elapsed / 0.9 + 2, (len(calls), elapsed)   # never faster than the timer
+
+
+def test_the_status_bar_says_what_waits_while_a_question_is_answered(qtbot):
+    """Issue 31: the window shows the background work a question pauses (here a job waiting for
+    its turn on another thread, as the search vectors do), and clears it after the answer."""
+    import threading
+
+    from app.core import cpu_work
+    from app.qt.status_bar import StatusBar
+    bar = StatusBar()
+    qtbot.addWidget(bar)
+    bar.show()
+    with cpu_work.scheduler.foreground("answering"):
+        job = threading.Thread(target=cpu_work.scheduler.checkpoint, args=("search vectors",))
+        job.start()
+        qtbot.waitUntil(lambda: "search vectors paused while answering" in bar.paused_label.text(),
+                        timeout=5000)
+        assert bar.paused_label.isVisible()
+    job.join(timeout=5)
+    qtbot.waitUntil(lambda: not bar.paused_label.isVisible(), timeout=5000)

@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from app.core import cpu_work
 from app.core.search import dense
 from app.worker.runtime import EngineRuntime
 
@@ -60,9 +61,8 @@ def test_a_known_speed_does_not_pause_the_embedding(tmp_path):
     plan = type("Plan", (), {"engine": "llamacpp", "model_id": "m", "n_gpu_layers": 0})()
     rt.memory.set_prefill(rt._speed_key_for(plan), 250.0)
     with rt._measuring(plan):
-        assert dense._run.acquire(blocking=False)          # nothing held: vectors go on
-        dense._run.release()
+        assert not cpu_work.scheduler.busy()               # nothing held: vectors go on
     rt2 = EngineRuntime()
     plan2 = type("Plan", (), {"engine": "llamacpp", "model_id": "other", "n_gpu_layers": 0})()
     with rt2._measuring(plan2):
-        assert not dense._run.acquire(blocking=False)      # unknown speed: vectors wait
+        assert cpu_work.scheduler.busy()                   # unknown speed: vectors (and all else) wait

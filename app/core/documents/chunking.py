@@ -16,6 +16,7 @@ from app.core.textnorm import IDEOGRAPH_CLASS
 MIN_SIZE = 300      # below this a unit is merged with its neighbour
 MAX_SIZE = 1500     # above this a unit is split
 OVERLAP = 200       # carried from one split piece into the next
+WRAP = MAX_SIZE - OVERLAP - 2   # a longer line is cut: one piece plus the overlap fit a chunk
 _RANK = {"编": 0, "分编": 1, "章": 2, "节": 3, "、": 2}
 
 
@@ -49,12 +50,32 @@ class _Unit:
 
 def make_chunks(body: list[list[str]]) -> list[Piece]:
     """`body[i]` = lines of page i+1 with running headers/footers removed."""
+    body = [_wrapped(lines) for lines in body]
     units = _merge_small(_units(body))
     pieces: list[Piece] = []
     for unit in units:
         for lines in _split(unit):
             pieces.append(_piece(len(pieces), unit, lines))
     return pieces
+
+
+def _wrapped(lines: list[str]) -> list[str]:
+    """Lines longer than a chunk cut into pieces that fit one, at a space where there is one:
+    _split cuts between lines only, and one 50 MB line without a sentence break was stored as
+    one 52 MB chunk (5 GB of memory to index it)."""
+    if all(len(line) <= WRAP // 3 or size(line) <= WRAP for line in lines):
+        return lines
+    out: list[str] = []
+    for line in lines:
+        while size(line) > WRAP:
+            # a character counts at most 3 (an ideograph): this many always fit
+            cut = WRAP if line[:WRAP].isascii() else WRAP // 3
+            space = line.rfind(" ", cut // 2, cut + 1)
+            cut = space if space > 0 else cut
+            out.append(line[:cut])
+            line = line[cut:].lstrip(" ")
+        out.append(line)
+    return out
 
 
 def _units(body: list[list[str]]) -> list[_Unit]:

@@ -9,6 +9,7 @@ kind the "lines" strategy finds): ~10 ms a page to check.
 from __future__ import annotations
 
 import re
+import zlib
 from dataclasses import dataclass
 
 import pymupdf
@@ -23,6 +24,8 @@ HEADER_CHARS = 40      # a longer "header" cell is prose, not a column name
 HEADER_MARGIN = 36     # points around the ruled area searched with it (a header line above)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ufffd]")
 _PATH_OPS = re.compile(rb"\s(?:re|l)\s")
+MAX_CONTENT_BYTES = 16 << 20   # a page's content decoded beyond this is no table worth the memory
+_PIECE = 1 << 20
 _CELL = re.compile(r"^(?P<labels>.+?) = (?P<value>.+)$")
 
 
@@ -37,11 +40,58 @@ def clean(cell: str | None) -> str:
     return " ".join(_CONTROL.sub(" ", cell or "").split())
 
 
+def path_ops(page: pymupdf.Page, limit: int = 4) -> int:
+    """How many line and rectangle operators the page's content holds (counting stops at
+    `limit`); 0 when its content decodes to more than MAX_CONTENT_BYTES. Read in pieces from
+    the compressed stream: a 1 MB file inflating to 1 GiB of spaces was decoded whole, twice
+    (944 MB of memory), to find no table."""
+    doc, found, decoded = page.parent, 0, 0
+    for xref in page.get_contents():
+        tail = b""                          # an operator may straddle two pieces
+        for piece in _decoded_pieces(doc, xref):
+            decoded += len(piece) if piece is not None else MAX_CONTENT_BYTES + 1
+            if decoded > MAX_CONTENT_BYTES:
+                return 0
+            text = tail + piece
+            found += sum(m.end() > len(tail) for m in _PATH_OPS.finditer(text))
+            if found >= limit:
+                return found
+            tail = text[-3:]
+    return found
+
+
+def _decoded_pieces(doc: pymupdf.Document, xref: int):
+    """A content stream decoded piece by piece (Flate, the usual filter, or none); a stream
+    with another filter is decoded by MuPDF only when it is small."""
+    kind, value = doc.xref_get_key(xref, "Filter")
+    filters = value.strip("[]").split() if kind != "null" else []
+    if filters in ([], ["/FlateDecode"]) and doc.xref_get_key(xref, "DecodeParms")[0] == "null":
+        raw = doc.xref_stream_raw(xref) or b""
+        if not filters:
+            yield raw
+            return
+        inflate, pending = zlib.decompressobj(), raw
+        while pending and not inflate.eof:
+            try:
+                piece = inflate.decompress(pending, _PIECE)
+            except zlib.error:             # damaged: what MuPDF recovers of it is what get_drawings sees
+                return
+            pending = inflate.unconsumed_tail
+            if not piece:
+                return
+            yield piece
+        return
+    if len(doc.xref_stream_raw(xref) or b"") <= _PIECE // 16:
+        yield doc.xref_stream(xref) or b""
+    else:
+        yield None                         # not looked into: taken as too big
+
+
 def ruled_area(page: pymupdf.Page) -> pymupdf.Rect | None:
     """Where the page's rules lie (their bounding box), when there are at least two long
     horizontal and two vertical ones (or boxes); None otherwise."""
     try:
-        if len(_PATH_OPS.findall(page.read_contents())) < 4:
+        if path_ops(page) < 4:
             return None
         drawings = page.get_drawings()
     except Exception:  # noqa: BLE001 - a damaged page has no table worth the risk

@@ -17,6 +17,7 @@ from app.core.documents.ingest import Ingested, ingest
 from app.core.documents.pdf import read_file
 from app.core.documents.types import Chunk, DocumentInfo, Hit, Page
 from app.core.library import schema as store
+from app.core.library import table_pass
 from app.core.search import (
     dense,
     doc_names,
@@ -53,13 +54,15 @@ class Library:
 
     # --- documents ---------------------------------------------------------------
     def add(self, path: str | Path, password: str | None = None,
-            progress: Callable[[int, int], None] | None = None) -> DocumentInfo:
-        """Index a PDF (or return it at once if a file with the same SHA-256 is indexed)."""
+            progress: Callable[[int, int], None] | None = None, tables_later: bool = False) -> DocumentInfo:
+        """Index a PDF (or return it at once if a file with the same SHA-256 is indexed).
+        `tables_later`: searchable sooner, its tables found by the next embed() (table_pass)."""
         raw = read_file(path)
         known = self._find(raw.sha256)
         if known is not None:
             return self._reopened(known, str(raw.path))
-        result = ingest(raw, password, progress)   # slow part: outside the write lock
+        later = {"tables_now": False} if tables_later else {}
+        result = ingest(raw, password, progress, **later)   # slow part: outside the write lock
         with self._lock:
             known = self._find(raw.sha256)         # another thread may have won the race
             if known is None:
@@ -97,6 +100,7 @@ class Library:
                   p.chunk.section, p.heading, p.chunk.text, json.dumps(p.spans)) for cid, p in rows])
             fts.add_pieces(con, rows, tokens.index_text(
                 f"{r.title} {r.raw.path.stem.replace('-', ' ')}"))
+            table_pass.record(con, doc_id, r.table_pages)
             return doc_id
 
     def _find(self, sha256: str) -> int | None:
@@ -203,7 +207,9 @@ class Library:
               cancelled: Callable[[], bool] | None = None) -> int:
         """Compute missing dense vectors (slow: run it in the background). Returns how
         many chunks were embedded; 0 when this machine has no embedding model. Raises
-        dense.Cancelled when `cancelled()` turns true (finished batches are kept)."""
+        dense.Cancelled when `cancelled()` turns true (finished batches are kept). Tables left
+        for later (add's `tables_later`) are found first, so their chunks get vectors too."""
+        table_pass.run(self._con, self._lock, doc_ids, cancelled)
         if not dense.available():
             return 0
         return dense.embed_missing(self._con, self._lock, doc_ids, progress, cancelled=cancelled)

@@ -14,12 +14,12 @@ whatever vectors exist.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import sqlite3
 import threading
 from typing import Callable
 
+from app.core import cpu_work
 from app.core.db import transaction
 from app.core.failures import FailureKind
 
@@ -29,14 +29,16 @@ _run = threading.Lock()     # the C engine is not documented as thread-safe: one
 _model = None
 
 
-@contextlib.contextmanager
 def paused():
     """No embedding while held (a batch under way finishes first): the answer engine's
     speed is being measured. On 2 cores the embedding thread running beside the worker's
     calibration made it read 14 tokens/s instead of ~250, and the first answer's prompt
-    was budgeted by that (one passage, cut)."""
-    with _run:
-        yield
+    was budgeted by that (one passage, cut). The scheduler's foreground: every other
+    background job waits too."""
+    return cpu_work.scheduler.foreground("the engine measures its speed")
+
+
+JOB = "search vectors"    # the scheduler's name for this work (the user reads it)
 
 
 class Cancelled(Exception):
@@ -96,40 +98,58 @@ def embed_missing(con: sqlite3.Connection, lock, doc_ids: list[int] | None,
                   progress: Callable[[int, int], None] | None = None, batch: int = 2,
                   cancelled: Callable[[], bool] | None = None) -> int:
     """Compute vectors for chunks that have none yet; returns how many were added.
-    Each batch is committed, so a cancelled or interrupted run keeps what it did."""
+    Each batch is committed, so a cancelled or interrupted run keeps what it did. Each
+    batch is one turn of the CPU scheduler: a question pre-empts the embedding between
+    batches and it resumes after the answer."""
     sql, args = _for_docs("SELECT c.id, c.text" + _WITHOUT_VECTOR, doc_ids)
     with lock:
         todo = con.execute(sql + " ORDER BY c.id", args).fetchall()
     model = _embedder()
+    stored = 0
     for start in range(0, len(todo), batch):
-        if cancelled and cancelled():
-            raise Cancelled(f"stopped after {start} of {len(todo)} passages")
-        part = todo[start:start + batch]
-        with _run:
-            vectors = model.passage([t for _, t in part])
-        store_vectors(con, lock, [(cid, v) for (cid, _), v in zip(part, vectors)])
+        with cpu_work.scheduler.turn(JOB, cancelled):
+            if cancelled and cancelled():
+                raise Cancelled(f"stopped after {start} of {len(todo)} passages")
+            part = todo[start:start + batch]
+            with _run:
+                vectors = model.passage([t for _, t in part])
+            stored += store_vectors(con, lock, [(cid, v) for (cid, _), v in zip(part, vectors)],
+                                    texts=[t for _, t in part])
         if progress:
             progress(min(start + batch, len(todo)), len(todo))
-    return len(todo)
+    return stored
 
 
-def store_vectors(con: sqlite3.Connection, lock, items: list[tuple[int, object]]) -> None:
+def store_vectors(con: sqlite3.Connection, lock, items: list[tuple[int, object]],
+                  texts: list[str] | None = None) -> int:
     """Save (chunk id, vector) pairs in one short transaction (an interrupted run keeps
-    what it finished)."""
+    what it finished); returns how many were saved. With `texts` (what each vector was
+    computed from) a pair is saved only while its chunk still holds that text: the to-do
+    list is read once, and a chunk id removed meanwhile may name another document's
+    passage by now (ids were reused: 112 of 119 chunks of a new document carried the
+    removed one's vectors, for good)."""
     import numpy as np
+    rows = [(cid, MODEL, np.asarray(v, dtype=np.float16).tobytes()) for cid, v in items]
     with lock:
         with transaction(con):
-            con.executemany("INSERT OR REPLACE INTO chunk_vectors VALUES (?,?,?)",
-                            [(cid, MODEL, np.asarray(v, dtype=np.float16).tobytes())
-                             for cid, v in items])
+            if texts is None:
+                con.executemany("INSERT OR REPLACE INTO chunk_vectors VALUES (?,?,?)", rows)
+                return len(rows)
+            before = con.total_changes
+            con.executemany("INSERT OR REPLACE INTO chunk_vectors SELECT ?,?,? WHERE EXISTS "
+                            "(SELECT 1 FROM chunks WHERE id = ? AND text = ?)",
+                            [(*row, cid, text) for row, (cid, _), text in zip(rows, items, texts)])
+            return con.total_changes - before
 
 
 @functools.lru_cache(maxsize=8)   # one question may be searched in several scopes
 def _query_vector(question: str):
     import numpy as np
     model = _embedder()
+    # lone surrogates (undecodable bytes kept by Python) cannot go to the C engine as UTF-8
+    text = question.encode("utf-8", "replace").decode("utf-8")
     with _run:
-        return np.asarray(model.query(question), dtype=np.float32)
+        return np.asarray(model.query(text), dtype=np.float32)
 
 
 class VectorCache:
