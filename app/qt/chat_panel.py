@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.answer.streaming import partial_answer, readable_answer
+from app.qt import evidence_view
 
 
 @dataclass
@@ -33,6 +34,8 @@ class Entry:
     state: str = "streaming"        # streaming | done | stopped | failed
     raw: str = ""                   # what has streamed so far
     status: str = ""                # before the first word: "reading 2,100 tokens ≈ 9 s", then its progress
+    evidence: object = None         # app.core.answer.evidence.Evidence: shown first, before the model's part
+    headline: str = "answer"        # "evidence": the model's text is not backed by its citations
 
 
 def markdown_html(text: str) -> str:
@@ -53,6 +56,8 @@ class ChatPanel(QWidget):
     """The user wants generation to stop."""
     sig_marker_clicked = Signal(int, int)
     """An inline citation marker was clicked: entry index, citation index."""
+    sig_evidence_clicked = Signal(int, int)
+    """An evidence card in the transcript was clicked: entry index, card index."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -168,12 +173,21 @@ class ChatPanel(QWidget):
             if not self._render_timer.isActive():
                 self._render_timer.start()
 
-    def finish(self, text: str, citations: list, meta: str) -> None:
+    def show_evidence(self, evidence) -> None:
+        """The question's evidence cards, at the top of its entry (the model still reading)."""
+        if self.entries and self.entries[-1].question == evidence.question:
+            self.entries[-1].evidence = evidence
+            self.render()
+
+    def finish(self, text: str, citations: list, meta: str, headline: str = "answer") -> None:
+        """The answer arrived; `headline` "evidence": its citations do not back it, so it is
+        shown under the evidence as the model's unbacked summary."""
         text, cut = readable_answer(text)
         if cut:
             meta = f"{meta} · answer cut off" if meta else "answer cut off"
         entry = self.entries[-1]
         entry.text, entry.citations, entry.meta, entry.state = text, list(citations), meta, "done"
+        entry.headline = headline
         self._sync_buttons()
         self.render()
 
@@ -205,7 +219,10 @@ class ChatPanel(QWidget):
         question = html.escape(entry.question).replace("\n", "<br>")
         top = "0" if index == 0 else "18px"
         parts = [f"<p style='margin-top:{top}; margin-bottom:6px'><b>Q:&nbsp;</b><b>{question}</b></p>"]
-        if entry.state == "done" and entry.text:
+        if entry.evidence is not None:
+            parts.append(evidence_view.evidence_html(index, entry.evidence))
+            parts.append(self._model_html(entry))
+        elif entry.state == "done" and entry.text:
             parts.append(markdown_html(entry.text))
         elif entry.text:
             parts.append(f"<p>{html.escape(entry.text).replace(chr(10), '<br>')}</p>")
@@ -219,8 +236,24 @@ class ChatPanel(QWidget):
             parts.append(f"<p style='color:{colour}; font-size:small; margin-top:2px'>{html.escape(entry.meta).replace(chr(10), '<br>')}</p>")
         return "".join(parts)
 
+    @staticmethod
+    def _model_html(entry: Entry) -> str:
+        """The model's part under the evidence: "Answer" when its citations back it; greyed
+        as an unbacked summary otherwise; greyed while it is still being written."""
+        if entry.state == "done" and entry.text:
+            if entry.headline == "answer":
+                return evidence_view.heading("Answer", "#1e8449") + markdown_html(entry.text)
+            return evidence_view.unbacked_html(entry.text)
+        if entry.text:
+            return (evidence_view.heading("The model's answer (being written, then checked)", "gray")
+                    + f"<p style='color:gray'>{html.escape(entry.text).replace(chr(10), '<br>')}</p>")
+        if entry.state == "streaming":
+            return f"<p style='color:gray'>{html.escape(entry.status) or 'the model is reading…'}</p>"
+        return ""
+
     def _on_anchor(self, url: QUrl) -> None:
         text = url.toString()
-        if text.startswith("cite:"):
-            _, entry, cite = text.split(":")
-            self.sig_marker_clicked.emit(int(entry), int(cite))
+        if text.startswith(("cite:", "evidence:")):
+            kind, entry, n = text.split(":")
+            signal = self.sig_marker_clicked if kind == "cite" else self.sig_evidence_clicked
+            signal.emit(int(entry), int(n))
