@@ -49,23 +49,46 @@ def percentile(values: list[float], q: float) -> float:
 
 
 class Reader(threading.Thread):
-    """The engine kept busy reading a whole document (its prefill), request after request."""
+    """The engine kept busy reading a whole document, as the app's background reading does
+    (EngineRuntime.read: under the runtime's lock, cut when a question comes, resumed when it
+    is done), over and over: a fresh nonce each time, so nothing comes from the prompt cache."""
 
     def __init__(self, runtime, library, refs):
         super().__init__(daemon=True)
         from app.core.answer import prompts, qa
-        self.runtime, self.stop_event, self.requests = runtime, threading.Event(), 0
+        self.runtime, self.stop_event, self.requests, self.cut, self.errors = runtime, threading.Event(), 0, 0, 0
+        self.in_flight = threading.Event()      # a reading request is with the engine
         self.messages = prompts.messages(qa.whole_context(library, refs), "", whole=True)
+        self.tokens = runtime.engine.count_tokens(self.messages)
 
     def run(self) -> None:
+        rt = self.runtime
         while not self.stop_event.is_set():
-            nonce = {"role": "system", "content": f"reading {time.perf_counter_ns()}"}
-            try:
-                self.runtime.engine.chat([nonce] + self.messages, max_tokens=1, cancel=self.stop_event)
-                self.requests += 1
-            except Exception as exc:  # noqa: BLE001 - a cut request; the load goes on
-                print(f"  (reading request: {type(exc).__name__}: {exc})", file=sys.stderr)
-                time.sleep(0.2)
+            rt._questions_done.wait(0.5)             # a question first
+            if not rt._questions_done.is_set():
+                continue
+            cut = threading.Event()
+            with rt._lock:
+                if rt._preempt.is_set():
+                    continue
+                watcher = threading.Thread(target=rt._cut_when, args=(cut, self.stop_event), daemon=True)
+                watcher.start()
+                nonce = {"role": "system", "content": f"reading {time.perf_counter_ns()}"}
+                self.in_flight.set()
+                try:
+                    rt.engine.chat([nonce] + self.messages, max_tokens=1, cancel=cut,
+                                   stall_s=rt.engine.adapter.reading_stall_s())
+                    self.requests += 1
+                except Exception as exc:  # noqa: BLE001 - pre-empted by a question: read again after it
+                    if cut.is_set():
+                        self.cut += 1
+                    else:        # e.g. the engine restarting after a stopped answer: read again
+                        self.errors += 1
+                        print(f"  (reading failed: {exc})", file=sys.stderr, flush=True)
+                        time.sleep(1)
+                finally:
+                    self.in_flight.clear()
+                    cut.set()
 
 
 def ask_and_time(qtbot_wait, win, question: str) -> float:
@@ -99,6 +122,7 @@ def main() -> None:
     os.environ["PAGEWISE_HOME"] = home
     from PySide6.QtWidgets import QApplication
 
+    from app.core.answer.refs import DocRef
     from app.core.library import Library
     from app.qt.main_window import MainWindow
     app = QApplication.instance() or QApplication([])
@@ -112,6 +136,7 @@ def main() -> None:
             time.sleep(0.002)
 
     library = Library()
+    busy_doc = library.add(SAMPLE)            # what the engine reads (it fits the context)
     win = MainWindow(library=library, start_engine=False)
     win.resize(1400, 900)
     win.show()
@@ -129,14 +154,19 @@ def main() -> None:
         win.open_path(str(path))
         wait(lambda: bool(docs) and win.chat.ask_button.isEnabled(), 600)
         print(f"{path.name}: opened and indexed in {time.perf_counter() - t0:.1f} s")
+        wait(lambda: False if time.perf_counter() - t0 < 5 else True, 10)   # the user reads, types
         for state in ("idle", "busy"):
             reader = None
             if state == "busy":
-                reader = Reader(win.engine.runtime, library, win._refs())
+                reader = Reader(win.engine.runtime, library, [DocRef(1, busy_doc.id, str(SAMPLE))])
                 reader.start()
+                print(f"  the engine reads {SAMPLE.name} whole ({reader.tokens} tokens) again and again")
                 time.sleep(3)              # the engine is reading
             for _ in range(args.rounds):
                 for q in questions:
+                    if reader is not None:       # ask while the engine is reading
+                        wait(reader.in_flight.is_set, 60)
+                        time.sleep(0.3)
                     t0 = time.perf_counter()
                     ms = ask_and_time(wait, win, q)
                     print(f"  {state} {ms:7.0f} ms  (stopped after {time.perf_counter() - t0:.1f} s)  {q}", flush=True)
@@ -144,7 +174,7 @@ def main() -> None:
             if reader is not None:
                 reader.stop_event.set()
                 reader.join(120)
-                print(f"  busy: {reader.requests} whole-document readings completed meanwhile")
+                print(f"  busy: {reader.requests} whole-document readings completed, {reader.cut} cut by questions, {reader.errors} failed")
     print("\nAsk → evidence block painted in the window (ms), engine idle vs busy reading")
     print(f"{'':6}{'n':>4}{'idle p50':>10}{'idle p95':>10}{'busy p50':>10}{'busy p95':>10}{'busy/idle p50':>15}")
     for lang in ("en", "zh", "all"):

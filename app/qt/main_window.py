@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
     QLabel,
@@ -255,6 +255,8 @@ class MainWindow(QMainWindow):
         self._pending.discard(pane)
         self._documents_changed()
         if not self._pending:
+            if self.doc_infos():
+                self.engine.warm_evidence(self.library, self._refs())
             self._prepare_engine()
             self.sig_documents_ready.emit()
 
@@ -359,9 +361,13 @@ class MainWindow(QMainWindow):
             return      # a stopped or failed question's late evidence
         self.chat.show_evidence(evidence)
         self.citations.set_citations([], self._labels(), evidence.cards)
-        if evidence.cards:
-            self.citations.activate(0)
         self.sig_evidence_shown.emit()
+        if evidence.cards:      # after the cards are painted: finding the words on the page takes a while
+            QTimer.singleShot(0, lambda: self._show_first_evidence(evidence))
+
+    def _show_first_evidence(self, evidence) -> None:
+        if self.citations.evidence()[:1] == [evidence.cards[0].citation()] and self.citations.current < 0:
+            self.citations.activate(0)
 
     def _on_answer(self, question: str, answer) -> None:
         evidence = getattr(answer, "evidence", None)
