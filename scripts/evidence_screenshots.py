@@ -24,7 +24,7 @@ CORPUS = Path(os.environ.get("PAGEWISE_CORPUS", ROOT.parent / "shared" / "corpus
 SHOTS_TO_TAKE = [
     ("evidence-en.png", ROOT / "resources" / "samples" / "common-paper-mnda.pdf",
      "Which state's law governs this agreement?"),
-    ("evidence-zh.png", CORPUS / "contracts-zh" / "labor-contract-law.pdf", "试用期最长可以约定多长时间？"),
+    ("evidence-zh.png", CORPUS / "contracts-zh" / "labor-contract-law.pdf", "试用期最长不得超过几个月？"),
     ("evidence-not-addressed.png", ROOT / "resources" / "samples" / "common-paper-mnda.pdf",
      "What is the purchase price of the shares?"),
 ]

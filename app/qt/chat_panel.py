@@ -178,6 +178,9 @@ class ChatPanel(QWidget):
         if self.entries and self.entries[-1].question == evidence.question:
             self.entries[-1].evidence = evidence
             self.render()
+            # the question and its evidence in view, once laid out (the answer comes under them)
+            anchor = f"q{len(self.entries) - 1}"
+            QTimer.singleShot(0, lambda: self.transcript.scrollToAnchor(anchor))
 
     def finish(self, text: str, citations: list, meta: str, headline: str = "answer") -> None:
         """The answer arrived; `headline` "evidence": its citations do not back it, so it is
@@ -202,11 +205,15 @@ class ChatPanel(QWidget):
         self.entries = list(entries)
         self._sync_buttons()
         self.render()
+        if self.entries and self.entries[-1].evidence is not None:     # the last question in view
+            anchor = f"q{len(self.entries) - 1}"
+            QTimer.singleShot(0, lambda: self.transcript.scrollToAnchor(anchor))
 
     # -- rendering ------------------------------------------------------------
     def render(self) -> None:
         bar = self.transcript.verticalScrollBar()
-        at_end = bar.value() >= bar.maximum() - 4
+        # follow the text as it comes, except under evidence: the cards stay in view
+        at_end = bar.value() >= bar.maximum() - 4 and not (self.entries and self.entries[-1].evidence is not None)
         if not self.entries:
             self.transcript.setHtml("<p class='placeholder' style='color:gray'>Open a PDF and ask a question. "
                                     "Answers cite pages; click a citation to see the words in the document.</p>")
@@ -218,7 +225,8 @@ class ChatPanel(QWidget):
     def _entry_html(self, index: int, entry: Entry) -> str:
         question = html.escape(entry.question).replace("\n", "<br>")
         top = "0" if index == 0 else "18px"
-        parts = [f"<p style='margin-top:{top}; margin-bottom:6px'><b>Q:&nbsp;</b><b>{question}</b></p>"]
+        parts = [f"<p style='margin-top:{top}; margin-bottom:6px'><a name='q{index}'></a>"
+                 f"<b>Q:&nbsp;</b><b>{question}</b></p>"]
         if entry.evidence is not None:
             parts.append(evidence_view.evidence_html(index, entry.evidence))
             parts.append(self._model_html(entry))
