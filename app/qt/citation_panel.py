@@ -135,7 +135,10 @@ class CitationPanel(QScrollArea):
         for card in self.cards:
             card.set_selected(card.index == index)
         self.current = index
-        self.ensureWidgetVisible(self.cards[index])
+        if index == 0:      # the first card from its top (it may not be laid out yet)
+            self.verticalScrollBar().setValue(0)
+        else:
+            self.ensureWidgetVisible(self.cards[index])
         self.sig_citation_activated.emit(self.cards[index].citation)
 
     def step(self, delta: int) -> None:
