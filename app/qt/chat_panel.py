@@ -212,6 +212,7 @@ class ChatPanel(QWidget):
     # -- rendering ------------------------------------------------------------
     def render(self) -> None:
         bar = self.transcript.verticalScrollBar()
+        kept = bar.value()
         # follow the text as it comes, except under evidence: the cards stay in view
         at_end = bar.value() >= bar.maximum() - 4 and not (self.entries and self.entries[-1].evidence is not None)
         if not self.entries:
@@ -219,14 +220,13 @@ class ChatPanel(QWidget):
                                     "Answers cite pages; click a citation to see the words in the document.</p>")
         else:
             self.transcript.setHtml("".join(self._entry_html(i, e) for i, e in enumerate(self.entries)))
-        if at_end:
-            bar.setValue(bar.maximum())
+        bar.setValue(bar.maximum() if at_end else kept)     # setHtml went back to the top
 
     def _entry_html(self, index: int, entry: Entry) -> str:
         question = html.escape(entry.question).replace("\n", "<br>")
         top = "0" if index == 0 else "18px"
-        parts = [f"<p style='margin-top:{top}; margin-bottom:6px'><a name='q{index}'></a>"
-                 f"<b>Q:&nbsp;</b><b>{question}</b></p>"]
+        parts = [f"<p style='margin-top:{top}; margin-bottom:6px'><a name='q{index}'><b>Q:&nbsp;</b></a>"
+                 f"<b>{question}</b></p>"]
         if entry.evidence is not None:
             parts.append(evidence_view.evidence_html(index, entry.evidence))
             parts.append(self._model_html(entry))
