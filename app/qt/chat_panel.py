@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.answer.streaming import partial_answer, readable_answer
+from app.qt import evidence_view
 
 
 @dataclass
@@ -33,6 +34,8 @@ class Entry:
     state: str = "streaming"        # streaming | done | stopped | failed
     raw: str = ""                   # what has streamed so far
     status: str = ""                # before the first word: "reading 2,100 tokens ≈ 9 s", then its progress
+    evidence: object = None         # app.core.answer.evidence.Evidence: shown first, before the model's part
+    headline: str = "answer"        # "evidence": the model's text is not backed by its citations
 
 
 def markdown_html(text: str) -> str:
@@ -53,6 +56,8 @@ class ChatPanel(QWidget):
     """The user wants generation to stop."""
     sig_marker_clicked = Signal(int, int)
     """An inline citation marker was clicked: entry index, citation index."""
+    sig_evidence_clicked = Signal(int, int)
+    """An evidence card in the transcript was clicked: entry index, card index."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -168,12 +173,24 @@ class ChatPanel(QWidget):
             if not self._render_timer.isActive():
                 self._render_timer.start()
 
-    def finish(self, text: str, citations: list, meta: str) -> None:
+    def show_evidence(self, evidence) -> None:
+        """The question's evidence cards, at the top of its entry (the model still reading)."""
+        if self.entries and self.entries[-1].question == evidence.question:
+            self.entries[-1].evidence = evidence
+            self.render()
+            # the question and its evidence in view, once laid out (the answer comes under them)
+            anchor = f"q{len(self.entries) - 1}"
+            QTimer.singleShot(0, lambda: self.transcript.scrollToAnchor(anchor))
+
+    def finish(self, text: str, citations: list, meta: str, headline: str = "answer") -> None:
+        """The answer arrived; `headline` "evidence": its citations do not back it, so it is
+        shown under the evidence as the model's unbacked summary."""
         text, cut = readable_answer(text)
         if cut:
             meta = f"{meta} · answer cut off" if meta else "answer cut off"
         entry = self.entries[-1]
         entry.text, entry.citations, entry.meta, entry.state = text, list(citations), meta, "done"
+        entry.headline = headline
         self._sync_buttons()
         self.render()
 
@@ -188,24 +205,32 @@ class ChatPanel(QWidget):
         self.entries = list(entries)
         self._sync_buttons()
         self.render()
+        if self.entries and self.entries[-1].evidence is not None:     # the last question in view
+            anchor = f"q{len(self.entries) - 1}"
+            QTimer.singleShot(0, lambda: self.transcript.scrollToAnchor(anchor))
 
     # -- rendering ------------------------------------------------------------
     def render(self) -> None:
         bar = self.transcript.verticalScrollBar()
-        at_end = bar.value() >= bar.maximum() - 4
+        kept = bar.value()
+        # follow the text as it comes, except under evidence: the cards stay in view
+        at_end = bar.value() >= bar.maximum() - 4 and not (self.entries and self.entries[-1].evidence is not None)
         if not self.entries:
             self.transcript.setHtml("<p class='placeholder' style='color:gray'>Open a PDF and ask a question. "
                                     "Answers cite pages; click a citation to see the words in the document.</p>")
         else:
             self.transcript.setHtml("".join(self._entry_html(i, e) for i, e in enumerate(self.entries)))
-        if at_end:
-            bar.setValue(bar.maximum())
+        bar.setValue(bar.maximum() if at_end else kept)     # setHtml went back to the top
 
     def _entry_html(self, index: int, entry: Entry) -> str:
         question = html.escape(entry.question).replace("\n", "<br>")
         top = "0" if index == 0 else "18px"
-        parts = [f"<p style='margin-top:{top}; margin-bottom:6px'><b>Q:&nbsp;</b><b>{question}</b></p>"]
-        if entry.state == "done" and entry.text:
+        parts = [f"<p style='margin-top:{top}; margin-bottom:6px'><a name='q{index}'><b>Q:&nbsp;</b></a>"
+                 f"<b>{question}</b></p>"]
+        if entry.evidence is not None:
+            parts.append(evidence_view.evidence_html(index, entry.evidence))
+            parts.append(self._model_html(entry))
+        elif entry.state == "done" and entry.text:
             parts.append(markdown_html(entry.text))
         elif entry.text:
             parts.append(f"<p>{html.escape(entry.text).replace(chr(10), '<br>')}</p>")
@@ -219,8 +244,24 @@ class ChatPanel(QWidget):
             parts.append(f"<p style='color:{colour}; font-size:small; margin-top:2px'>{html.escape(entry.meta).replace(chr(10), '<br>')}</p>")
         return "".join(parts)
 
+    @staticmethod
+    def _model_html(entry: Entry) -> str:
+        """The model's part under the evidence: "Answer" when its citations back it; greyed
+        as an unbacked summary otherwise; greyed while it is still being written."""
+        if entry.state == "done" and entry.text:
+            if entry.headline == "answer":
+                return evidence_view.heading("Answer", "#1e8449") + markdown_html(entry.text)
+            return evidence_view.unbacked_html(entry.text)
+        if entry.text:
+            return (evidence_view.heading("The model's answer (being written, then checked)", "gray")
+                    + f"<p style='color:gray'>{html.escape(entry.text).replace(chr(10), '<br>')}</p>")
+        if entry.state == "streaming":
+            return f"<p style='color:gray'>{html.escape(entry.status) or 'the model is reading…'}</p>"
+        return ""
+
     def _on_anchor(self, url: QUrl) -> None:
         text = url.toString()
-        if text.startswith("cite:"):
-            _, entry, cite = text.split(":")
-            self.sig_marker_clicked.emit(int(entry), int(cite))
+        if text.startswith(("cite:", "evidence:")):
+            kind, entry, n = text.split(":")
+            signal = self.sig_marker_clicked if kind == "cite" else self.sig_evidence_clicked
+            signal.emit(int(entry), int(n))

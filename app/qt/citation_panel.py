@@ -30,14 +30,16 @@ class CitationCard(QFrame):
     sig_clicked = Signal(int)
     """This card (its index) was clicked."""
 
-    def __init__(self, index: int, citation, doc_label: str, parent=None) -> None:
+    def __init__(self, index: int, citation, doc_label: str, parent=None, number: str = "") -> None:
+        """`number`: "E1" for an evidence card (the search's sentence: its support of an
+        answer is not the question), else the citation's own number."""
         super().__init__(parent, objectName="citationCard")
-        self.index, self.citation = index, citation
+        self.index, self.citation, self.is_evidence = index, citation, number.startswith("E")
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setProperty("selected", False)
         head = QHBoxLayout()
         head.setContentsMargins(0, 0, 0, 0)
-        where = QLabel(f"<b>[{index + 1}]</b> {doc_label} · p. {citation.page}", objectName="citationWhere")
+        where = QLabel(f"<b>[{number or index + 1}]</b> {doc_label} · p. {citation.page}", objectName="citationWhere")
         badge = Badge.of(citation)      # what was checked, in words (citations.py)
         self.badge = QLabel(badge.label(), objectName="badge")
         self.badge.setProperty("kind", "verified" if badge.verified else "unverified")
@@ -49,6 +51,10 @@ class CitationCard(QFrame):
         self.support = QLabel(badge.support_words(), objectName="citationSupport", wordWrap=True)
         self.support.setProperty("kind", "supports" if badge.supports else "unclear")
         self.support.setToolTip(SUPPORT_TIPS.get(badge.support if badge.verified else "unclear", ""))
+        if self.is_evidence:
+            self.support.setText("evidence: the search's sentence, as printed")
+            self.support.setProperty("kind", "supports")
+            self.support.setToolTip("Found before the model read anything; quoted from the page.")
         quote = QLabel(f"\u201c{citation.quote}\u201d", objectName="citationQuote", wordWrap=True)
         quote.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout = QVBoxLayout(self)
@@ -90,16 +96,19 @@ class CitationPanel(QScrollArea):
         self.current = -1
         self.set_citations([])
 
-    def set_citations(self, citations, labels: dict[int, str] | None = None) -> None:
-        """Show these citations; `labels` maps doc_id → a short document name."""
+    def set_citations(self, citations, labels: dict[int, str] | None = None, evidence=()) -> None:
+        """Show these citations, after the `evidence` cards' (EvidenceCard, as [E1], [E2], …);
+        `labels` maps doc_id → a short document name."""
         for card in self.cards:
             card.deleteLater()
         while self._layout.count():
             self._layout.takeAt(0)
         self.cards, self.current = [], -1
-        for index, citation in enumerate(citations):
+        shown = [(f"E{n}", card.citation()) for n, card in enumerate(evidence, 1)]
+        shown += [("", citation) for citation in citations]
+        for index, (number, citation) in enumerate(shown):
             label = (labels or {}).get(citation.doc_id) or Path(citation.doc).name
-            card = CitationCard(index, citation, label)
+            card = CitationCard(index, citation, label, number=number)
             card.sig_clicked.connect(self.activate)
             self.cards.append(card)
             self._layout.addWidget(card)
@@ -108,7 +117,16 @@ class CitationPanel(QScrollArea):
         self._layout.addStretch(1)
 
     def citations(self) -> list:
-        return [card.citation for card in self.cards]
+        """The model's citations shown (not the evidence cards)."""
+        return [card.citation for card in self.cards if not card.is_evidence]
+
+    def evidence(self) -> list:
+        """The evidence cards shown, as citations."""
+        return [card.citation for card in self.cards if card.is_evidence]
+
+    def activate_citation(self, index: int) -> None:
+        """The model's citation `index` (after the evidence cards)."""
+        self.activate(index + len(self.evidence()))
 
     def activate(self, index: int) -> None:
         """Select the card at `index` and announce its citation."""
@@ -117,7 +135,10 @@ class CitationPanel(QScrollArea):
         for card in self.cards:
             card.set_selected(card.index == index)
         self.current = index
-        self.ensureWidgetVisible(self.cards[index])
+        if index == 0:      # the first card from its top (it may not be laid out yet)
+            self.verticalScrollBar().setValue(0)
+        else:
+            self.ensureWidgetVisible(self.cards[index])
         self.sig_citation_activated.emit(self.cards[index].citation)
 
     def step(self, delta: int) -> None:

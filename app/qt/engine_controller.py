@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+from concurrent.futures import Future
 
 from PySide6.QtCore import QObject, Signal
 
@@ -35,9 +37,35 @@ def _prepare(ctx, runtime, library, refs) -> bool:
     return runtime.prepare(library, refs)
 
 
-def _ask(ctx, runtime, library, refs, question: str, conversation):
+def _evidence(ctx, library, refs, question: str, asked: float, found: Future):
+    """The question's evidence cards from the search alone: never behind the engine (which
+    may be busy reading); `found` hands them to the ask job (None when the search failed)."""
+    from app.core.answer.evidence import find_evidence
+    try:
+        evidence = find_evidence(library, refs, question, started=asked)
+    except BaseException:
+        found.set_result(None)
+        raise
+    found.set_result(evidence)
+    return evidence
+
+
+def _warm_evidence(ctx, library, refs) -> None:
+    """One evidence search over the documents just opened, in their own words: the first
+    question would otherwise pay the search's one-off set-up (the Chinese segmenter's
+    dictionary: ~1 s on 2 cores, 3 s with the engine reading)."""
+    from app.core.answer.evidence import find_evidence
+    words = " ".join(library.page_text(refs[0].doc_id, 1).split())[:60]
+    if words:
+        find_evidence(library, refs, words)
+
+
+def _ask(ctx, runtime, library, refs, question: str, conversation, evidence: Future):
+    # the prompt starts with the cards shown: wait for them (the search alone, well under the
+    # time the engine takes to read them)
     return runtime.ask(library, refs, question, on_delta=ctx.emit, cancel=ctx.cancel_event,
-                       conversation=conversation, on_reading=ctx.emit, on_progress=ctx.progress)
+                       conversation=conversation, on_reading=ctx.emit, on_progress=ctx.progress,
+                       evidence=evidence.result())
 
 
 def _review(ctx, runtime, library, refs, template: str):
@@ -67,6 +95,9 @@ class EngineController(QObject):
     """The engine could not start: the exception (StartError carries the log tail)."""
     sig_delta = Signal(str)
     """A piece of the answer being generated."""
+    sig_evidence = Signal(object)
+    """A question's evidence cards were found (app.core.answer.evidence.Evidence), before
+    the engine reads anything."""
     sig_answer = Signal(str, object)
     """An answer arrived: the question, app.core.answer.qa.Answer."""
     sig_ask_failed = Signal(str, object, bool)
@@ -83,6 +114,7 @@ class EngineController(QObject):
         self.plan = None
         self.state = "stopped"
         self._ask_job = None
+        self._evidence_job = None
         self._read_job = None
         self._closing = threading.Event()
         self.conversations: dict[tuple, object] = {}   # per document set: the append-only context
@@ -133,6 +165,13 @@ class EngineController(QObject):
         return self.conversations[key]
 
     def ask(self, library, refs, question: str) -> None:
+        """The evidence first (a job of its own, started first: it never waits for the engine),
+        then the engine's answer, whose prompt starts with the evidence's pages."""
+        asked, found = time.perf_counter(), Future()
+        self._evidence_job = workers.run(
+            _evidence, library, refs, question, asked, found,
+            on_done=self.sig_evidence.emit,
+            on_error=lambda exc, job=None: log.warning("evidence for %r: %s", question, exc))
         conv = self.conversation(refs)
         estimate = ProgressEstimate(what_is_read("retrieval"))
 
@@ -148,11 +187,17 @@ class EngineController(QObject):
             self.sig_answer.emit(question, answer)
 
         self._ask_job = workers.run(
-            _ask, self.runtime, library, refs, question, conv,
+            _ask, self.runtime, library, refs, question, conv, found,
             on_message=message,
             on_progress=lambda read, total: self.sig_reading.emit(estimate(read, total).line()),
             on_done=done,
             on_error=lambda exc, job=None: self._on_ask_failed(question, exc))
+
+    def warm_evidence(self, library, refs) -> None:
+        """Ready the evidence search for these documents (their first question's cards come
+        at once); in the background, and a failure costs only that head start."""
+        workers.run(_warm_evidence, library, refs,
+                    on_error=lambda exc, job=None: log.info("evidence warm-up: %s", exc))
 
     def review(self, library, refs, template: str, label: str) -> None:
         """A review template by map-reduce (parts said as they are read); the result arrives

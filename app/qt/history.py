@@ -55,6 +55,20 @@ def citations_from(data: dict, docs: list) -> list[Citation]:
     return out
 
 
+def evidence_from(question: str, data: dict, docs: list):
+    """The evidence cards an answer was shown with (its JSON's "evidence"), or None."""
+    from app.core.answer.evidence import Evidence, EvidenceCard
+    found = data.get("evidence")
+    if not isinstance(found, dict):
+        return None
+    cards = []
+    for c in found.get("cards") or []:
+        label = str(c.get("doc", ""))
+        cards.append(EvidenceCard(_doc_id(label, docs), label, 1, int(c.get("page", 1)), str(c.get("quote", "")),
+                                  str(c.get("clause", "")), float(c.get("score", 0.0)), 0.0))
+    return Evidence(question, cards, bool(found.get("addressed", True)), float(found.get("ms", 0.0)))
+
+
 def entries(exchanges: list, docs: list) -> list[Entry]:
     """Transcript entries for stored exchanges; a damaged record shows as such, not a crash."""
     result = []
@@ -67,5 +81,7 @@ def entries(exchanges: list, docs: list) -> list[Entry]:
         mode = data.get("mode", "")
         text, cut = readable_answer(str(data.get("answer", "")))
         meta = " · ".join(p for p in (mode, "answer cut off" if cut else "", "earlier session") if p)
-        result.append(Entry(ex.question, text, citations_from(data, docs), meta=meta, state="done"))
+        result.append(Entry(ex.question, text, citations_from(data, docs), meta=meta, state="done",
+                            evidence=evidence_from(ex.question, data, docs),
+                            headline=str(data.get("headline", "answer"))))
     return result

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
     QLabel,
@@ -36,6 +36,8 @@ from app.qt.window_actions import build_actions
 class MainWindow(QMainWindow):
     sig_documents_ready = Signal()
     """Every open pane's document is displayed and indexed (or has failed)."""
+    sig_evidence_shown = Signal()
+    """A question's evidence cards are in the transcript (before its answer)."""
     sig_answer_shown = Signal()
     """An answer (or its failure) is on screen, citations included."""
     sig_closed = Signal()
@@ -86,6 +88,7 @@ class MainWindow(QMainWindow):
         self.chat.sig_review.connect(self.review)
         self.chat.sig_stop.connect(self.stop_answer)
         self.chat.sig_marker_clicked.connect(self._on_marker)
+        self.chat.sig_evidence_clicked.connect(self._on_evidence_clicked)
         self.citations = CitationPanel(self)
         self.citations.sig_citation_activated.connect(self.show_citation)
         right = QSplitter(Qt.Orientation.Vertical, objectName="rightSplitter")
@@ -252,6 +255,8 @@ class MainWindow(QMainWindow):
         self._pending.discard(pane)
         self._documents_changed()
         if not self._pending:
+            if self.doc_infos():
+                self.engine.warm_evidence(self.library, self._refs())
             self._prepare_engine()
             self.sig_documents_ready.emit()
 
@@ -325,6 +330,7 @@ class MainWindow(QMainWindow):
         self.engine.sig_delta.connect(self.chat.stream)
         self.engine.sig_reading.connect(self.chat.set_status)
         self.engine.sig_background.connect(self.status.set_activity)
+        self.engine.sig_evidence.connect(self._on_evidence)
         self.engine.sig_answer.connect(self._on_answer)
         self.engine.sig_ask_failed.connect(self._on_ask_failed)
 
@@ -347,13 +353,36 @@ class MainWindow(QMainWindow):
         self._sync_chat()
         self._prepare_engine()
 
+    def _on_evidence(self, evidence) -> None:
+        """The evidence cards, at once: atop the answer entry and in the citations panel, the
+        first shown on its page (the model has not read anything yet)."""
+        entries = self.chat.entries
+        if not entries or entries[-1].state != "streaming" or entries[-1].question != evidence.question:
+            return      # a stopped or failed question's late evidence
+        self.chat.show_evidence(evidence)
+        self.citations.set_citations([], self._labels(), evidence.cards)
+        self.sig_evidence_shown.emit()
+        if evidence.cards:      # after the cards are painted: finding the words on the page takes a while
+            QTimer.singleShot(0, lambda: self._show_first_evidence(evidence))
+
+    def _show_first_evidence(self, evidence) -> None:
+        if self.citations.evidence()[:1] == [evidence.cards[0].citation()] and self.citations.current < 0:
+            self.citations.activate(0)
+
     def _on_answer(self, question: str, answer) -> None:
-        self.chat.finish(answer.text, answer.citations, history.meta_line(answer))
-        self.citations.set_citations(answer.citations, self._labels())
+        evidence = getattr(answer, "evidence", None)
+        cards = evidence.cards if evidence is not None else ()
+        self.chat.finish(answer.text, answer.citations, history.meta_line(answer), answer.headline)
+        if evidence is not None and self.chat.entries[-1].evidence is None:
+            self.chat.show_evidence(evidence)      # its own job's signal did not come first
+        selected = self.citations.current
+        self.citations.set_citations(answer.citations, self._labels(), cards)
         workers.run(lambda ctx, ids: self.library.add_exchange(ids, question, history.answer_json(answer)),
                     list(self._asked_ids), on_error=lambda exc: show_error(self, exc))
-        if answer.citations:
-            self.citations.activate(0)
+        if answer.citations and answer.headline == "answer":
+            self.citations.activate_citation(0)      # the backed answer's first source
+        elif cards:
+            self.citations.activate(max(selected, 0))   # the evidence stays on screen
         self._sync_chat()
         self.sig_answer_shown.emit()
 
@@ -382,10 +411,20 @@ class MainWindow(QMainWindow):
         else:
             pane.highlight_quote(citation.page, citation.quote)
 
+    def _show_entry_sources(self, entry) -> None:
+        """The citations panel shows this transcript entry's evidence cards and citations."""
+        cards = entry.evidence.cards if entry.evidence is not None else []
+        if self.citations.citations() != entry.citations or \
+                self.citations.evidence() != [c.citation() for c in cards]:
+            self.citations.set_citations(entry.citations, self._labels(), cards)
+
     def _on_marker(self, entry: int, index: int) -> None:
-        cites = self.chat.entries[entry].citations
-        if self.citations.citations() != cites:
-            self.citations.set_citations(cites, self._labels())
+        self._show_entry_sources(self.chat.entries[entry])
+        self.citations.activate_citation(index)
+
+    def _on_evidence_clicked(self, entry: int, index: int) -> None:
+        """An evidence card in the transcript: its page, its quote highlighted."""
+        self._show_entry_sources(self.chat.entries[entry])
         self.citations.activate(index)
 
     # -- drag and drop, layout ------------------------------------------------------

@@ -114,3 +114,28 @@ def test_compare_table_answer_renders_as_a_table(qtbot, chat):
     chat.begin("Compare clauses")
     chat.finish(table, [], "retrieval")
     assert "liability cap" in chat.transcript.toPlainText() and "|" not in chat.transcript.toPlainText()
+
+
+def test_evidence_leads_the_entry_and_stays_in_view_under_the_answer(qtbot, chat):
+    """The cards of the question just asked are scrolled into view (below earlier answers) and
+    stay there when the model's text arrives; an unbacked text is greyed under them."""
+    from app.core.answer.evidence import Evidence, EvidenceCard
+    from app.qt.chat_panel import Entry
+    from app.qt.evidence_view import NOT_BACKED
+
+    def evidence(question):
+        cards = [EvidenceCard(1, "a.pdf", 1, p, "the quoted words of the clause " * 6, "Section 9", 1.0, 0.5)
+                 for p in range(1, 6)]
+        return Evidence(question, cards, True, 80.0)
+
+    chat.resize(500, 400)
+    chat.set_history([Entry("earlier question", "earlier answer", state="done", evidence=evidence("earlier question"))])
+    chat.begin("Which law governs?")
+    chat.show_evidence(evidence("Which law governs?"))
+    bar = chat.transcript.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.value() > 0, timeout=2000)
+    shown = bar.value()
+    chat.finish("the model's long text " * 40, [], "retrieval", headline="evidence")
+    assert bar.value() == shown
+    text = chat.transcript.toPlainText()
+    assert text.index("Which law governs?") < text.rindex("[E5]") < text.index(NOT_BACKED)
