@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 import sys
 
-NOT_BACKED = "The model's summary is not backed by these passages"
-NOT_ADDRESSED = "The document does not appear to address this question; the nearest passages:"
+from app.core.answer.evidence.wording import NOT_ADDRESSED, NOT_BACKED
+
 
 
 def evidence_text(evidence) -> str:

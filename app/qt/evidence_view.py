@@ -3,15 +3,15 @@
 The evidence cards (the search's best sentences, quoted as printed: verified by construction)
 lead the entry as soon as they are found; the model's answer follows under "Answer" only when
 its citations back it, else it is shown under the cards, greyed, as not backed by them. The
-words match the command line's (app/cli/evidence_output.py; the window may not import it).
+words are the command line's and the exports' (app/core/answer/evidence/wording.py).
 """
 from __future__ import annotations
 
 import html
 from pathlib import Path
 
-NOT_BACKED = "The model's summary is not backed by these passages"
-NOT_ADDRESSED = "The document does not appear to address this question; the nearest passages:"
+from app.core.answer.evidence.wording import NOT_ADDRESSED, NOT_BACKED
+
 CARD_STYLE = ("margin:2px 0 6px 0; padding:4px 8px; border-left:3px solid #2e86de; "
               "background-color:#f3f7fc")
 

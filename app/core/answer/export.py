@@ -8,12 +8,45 @@ import time
 from pathlib import Path
 
 from app.core.answer.badge import Badge
+from app.core.answer.evidence.wording import NOT_ADDRESSED, NOT_BACKED
+
+
+
+def _evidence(answer: dict) -> tuple[str, list[dict]]:
+    """The evidence cards' heading and cards (empty when the answer has none)."""
+    ev = answer.get("evidence") or {}
+    cards = ev.get("cards") or []
+    if not cards:
+        return "", []
+    return ("Evidence" if ev.get("addressed", True) else NOT_ADDRESSED), cards
+
+
+def _card_line(card: dict) -> str:
+    clause = f" · {card['clause']}" if card.get("clause") else ""
+    return f"{Path(str(card.get('doc', ''))).name}, p. {card.get('page')}{clause}"
+
+
+def _model_heading(answer: dict) -> str | None:
+    """None: the model's answer is the answer (no heading of its own when there are no cards)."""
+    if not (answer.get("evidence") or {}).get("cards"):
+        return None
+    return "Answer" if answer.get("headline", "answer") == "answer" else NOT_BACKED
 
 
 def to_markdown(question: str, answer: dict, when: float | None = None) -> str:
     stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(time.time() if when is None else when))
-    lines = [f"# {question.strip() or 'Answer'}", "", f"*Pagewise, {stamp}*", "",
-             (answer.get("answer") or "(no answer)").strip(), ""]
+    lines = [f"# {question.strip() or 'Answer'}", "", f"*Pagewise, {stamp}*", ""]
+    heading, cards = _evidence(answer)
+    if cards:             # evidence first: the page's own words, then the model's part
+        lines += [f"## {heading}", ""]
+        for n, card in enumerate(cards, start=1):
+            quote = " ".join(str(card.get("quote", "")).split()).replace("*", r"\*")
+            lines.append(f"E{n}. **{_card_line(card)}** [verified]: “{quote}”")
+        lines.append("")
+    model = _model_heading(answer)
+    if model:
+        lines += [f"## {model}", ""]
+    lines += [(answer.get("answer") or "(no answer)").strip(), ""]
     cites = answer.get("citations") or []
     if cites:
         lines += ["## Citations", ""]
@@ -36,6 +69,15 @@ def to_pdf(question: str, answer: dict, dest: Path, when: float | None = None) -
     esc = html.escape
     parts = [f"<h2>{esc(question.strip() or 'Answer')}</h2>",
              f"<p style='color:#666'><i>Pagewise memo, {stamp}</i></p>"]
+    heading, cards = _evidence(answer)
+    if cards:             # evidence first: the page's own words, then the model's part
+        parts.append(f"<h3>{esc(heading)}</h3><ol>")
+        parts += [f"<li><b>{esc(_card_line(c))}</b> [verified]: “{esc(' '.join(str(c.get('quote', '')).split()))}”</li>"
+                  for c in cards]
+        parts.append("</ol>")
+    model = _model_heading(answer)
+    if model:
+        parts.append(f"<h3>{esc(model)}</h3>")
     parts += [f"<p>{esc(p)}</p>" for p in (answer.get("answer") or "(no answer)").split("\n") if p.strip()]
     cites = answer.get("citations") or []
     if cites:
