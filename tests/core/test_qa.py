@@ -213,3 +213,21 @@ def test_an_answer_that_ends_in_a_loop_keeps_one_copy():
     # the run starts mid-sentence ("the" ≠ "The"): cut at the first copy's sentence end, not mid-word
     assert without_repeats("It has 1 page, and the document is 5 pages long." + " The document is 5 pages long." * 2 +
                            " T") == "It has 1 page, and the document is 5 pages long."
+
+
+def test_a_question_that_cannot_be_asked_is_refused_before_the_engine_hears_of_it(lib_with):
+    """The window asks through qa.ask, not the CLI's dispatch (issue 32.12): bytes that are not
+    UTF-8 (lone surrogates) and a pasted file are refused before any request."""
+    from app.core.answer.question_check import BadQuestion
+    add, lib = lib_with
+    info = add("contracts-en/common-paper-mnda.pdf")
+    refs = [qa.DocRef(1, info.id, "mnda.pdf")]
+
+    class Silent:                       # any request at all fails the test
+        def chat(self, *a, **k):
+            raise AssertionError("the engine was asked")
+        count_tokens = chat
+
+    for question in ("Who signs\udcff?", "x" * 9000):
+        with pytest.raises(BadQuestion):
+            qa.ask(lib, refs, question, Silent(), 8192, mode="retrieval")

@@ -20,7 +20,7 @@ from app.core.answer.budget import (
     reading_seconds,
     time_budget_tokens,
 )
-from app.core.answer import injection
+from app.core.answer import injection, question_check
 from app.core.answer import rerank as reranking
 from app.core.answer.citations import Citation, quotable, with_support
 from app.core.answer.citations import verify as verify_quote
@@ -291,6 +291,7 @@ def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context
     Four stages: choose the context → build the prompt → generate → verify."""
     if not question.strip():
         raise BadInput("the question is empty")
+    question_check.check(question)    # the window's questions too, not only the CLI's (issue 32.12)
     if options is not None and settings:
         raise TypeError("ask takes `options` or its fields as keywords, not both")
     options = options or AskOptions(**settings)
