@@ -48,3 +48,14 @@ def test_one_passage_needs_no_plan():
     conv.begin([1], "retrieval", 2000)
     msgs = conv.messages("Which law?", PASSAGES[:1])
     assert passage_cut.request_plan(conv, "Which law?", PASSAGES[:1], msgs, 10.0) is None
+
+
+def test_a_malformed_plan_is_refused():
+    import pytest
+
+    from app.worker.llama.chat import RequestError
+    assert PassagePlan.from_request({}) is None                       # other clients: as before
+    for bad in ({"ends": [50, 20], "tail": 60, "deadline_s": 3}, {"ends": [20], "tail": 10, "deadline_s": 3},
+                {"ends": [20], "tail": 30, "deadline_s": 0}, {"ends": "x", "tail": 30}):
+        with pytest.raises(RequestError):
+            PassagePlan.from_request({"pagewise_passages": bad})

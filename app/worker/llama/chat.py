@@ -267,6 +267,8 @@ class ChatEngine:
         n_ctx = self.llm.n_ctx()
         if len(tokens) >= n_ctx:
             raise RequestError(f"the prompt is {len(tokens)} tokens but the context holds {n_ctx}")
+        if params.passages and (not messages or params.passages.tail > len(messages[-1]["content"])):
+            raise RequestError("pagewise_passages: 'tail' lies beyond the last message")
         if on_progress:               # accepted: the client hears from us before the grammar compiles
             on_progress(0, len(tokens))
         grammar = self._grammar(params.schema) if params.schema is not None else None
@@ -358,8 +360,6 @@ class ChatEngine:
         """The `behind` check of _prefill for a passage plan: at the speed measured so far in
         this reading, can the rest be read by the deadline? If not, the prompt with the most
         passages that can (at least the best one), found by bisection over exact token counts."""
-        if not messages or plan.tail > len(messages[-1]["content"]):
-            raise RequestError("pagewise_passages: 'tail' lies beyond the last message")
         total = len(plan.ends)
         usage.passages_read = usage.passages_total = total
 
