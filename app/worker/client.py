@@ -31,6 +31,7 @@ class ChatResult:
     cached_tokens: int
     finish_reason: str      # "stop", "length", "loop" (the answer repeated itself: cut here), "error"
     cut: str = ""           # why the engine ended the reply early (finish_reason "error"): one line
+    passages: dict | None = None   # our worker, given a passage plan: {"read": K, "of": N, "measured_tps": X}
 
 
 class StreamError(errors.ServerError):
@@ -96,13 +97,17 @@ class ChatClient:
              temperature: float = 0.0, on_delta: Callable[[str], None] | None = None,
              cancel: threading.Event | None = None,
              on_progress: Callable[[int, int], None] | None = None,
-             stall_s: float | None = None) -> ChatResult:
+             stall_s: float | None = None, passage_plan: dict | None = None) -> ChatResult:
         """One streamed answer. `on_progress(tokens read, prompt tokens)` from our worker's SSE
-        comments while it reads the prompt; `stall_s` overrides the stall deadline."""
+        comments while it reads the prompt; `stall_s` overrides the stall deadline;
+        `passage_plan`: our worker's `pagewise_passages` (where the passages end, the deadline):
+        sent only by callers that know the engine is our worker."""
         body = {"model": self.model, "messages": messages, "max_tokens": max_tokens,
                 "temperature": temperature, "stream": True, "stream_options": {"include_usage": True}}
         if self.repeat_penalty != 1.0:   # our llama.cpp worker's name; vLLM calls its own repetition_penalty
             body["repeat_penalty"] = self.repeat_penalty
+        if passage_plan is not None:
+            body["pagewise_passages"] = passage_plan
         if json_schema is not None:
             body["response_format"] = {"type": "json_schema",
                                        "json_schema": {"name": "answer", "schema": json_schema, "strict": True}}
@@ -214,7 +219,7 @@ class ChatClient:
         details = usage.get("prompt_tokens_details") or {}
         return ChatResult("".join(parts), ttft or total, total, int(usage.get("prompt_tokens") or 0),
                           int(usage.get("completion_tokens") or 0), int(details.get("cached_tokens") or 0),
-                          finish or "stop", cut)
+                          finish or "stop", cut, usage.get("pagewise_passages"))
 
     # --- HTTP plumbing ------------------------------------------------------------------------
     def _connection(self, timeout_s: float) -> http.client.HTTPConnection:

@@ -209,7 +209,7 @@ class EngineRuntime:
                       on_delta=on_delta, cancel=cancel, mode=mode, prefill_tps=self.memory.prefill_tps(self.speed_key()),
                       cached=self.memory.was_read(model, doc_ids), conversation=conversation,
                       target_s=self.target_s(), on_reading=reading, on_progress=on_progress,
-                      rerank=self.reranks(), evidence=evidence)
+                      rerank=self.reranks(), evidence=evidence, cut_passages=self.engine.adapter.cuts_passages)
 
     def reranks(self) -> bool:
         """Whether the model first picks the best retrieved page (qa.ask's `rerank`): the

@@ -24,6 +24,7 @@ from app.core.answer import injection, question_check
 from app.core.answer import rerank as reranking
 from app.core.answer.citations import Citation, quotable, with_support
 from app.core.answer.citations import verify as verify_quote
+from app.core.answer import passage_cut
 from app.core.answer.conversation import Conversation, Passage
 from app.core.answer.progress import Reading
 from app.core.answer.refs import RETRIEVAL_PAGES, DocRef, ranked_hits  # noqa: F401 (qa.DocRef, qa.ranked_hits)
@@ -231,6 +232,8 @@ class AskOptions:
     target_s: float | None = None      # the first-token target: × prefill_tps = the prompt budget
     rerank: bool = False               # the model first picks the best of retrieval's pages
     stall_s: float | None = None       # the backend's stall deadline while it reads
+    cut_passages: bool = False         # the engine takes a passage plan (our llama.cpp worker): behind
+                                       # plan it drops lower-ranked passages so the first token stays on time
 
 
 @dataclass(frozen=True)
@@ -272,6 +275,8 @@ class Reply:
     usage: Usage
     started: float                     # perf_counter when the request went out
     cut: str = ""                      # the engine ended the reply early, and why (its text is kept)
+    fewer: str = ""                    # the engine read fewer passages than sent, and why
+    dropped: int = 0                   # how many
 
 
 def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context_tokens: int,
@@ -296,12 +301,13 @@ def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context
         raise TypeError("ask takes `options` or its fields as keywords, not both")
     options = options or AskOptions(**settings)
     listen = Listeners(on_delta, on_reading, on_progress, cancel)
+    asked = time.perf_counter()
     conv = conversation if conversation is not None else Conversation()
     plan = choose_context(library, refs, question, client, context_tokens, conv, options, listen, evidence)
     prompt = build_prompt(library, refs, question, client, conv, plan, options)
     if listen.on_reading:
         listen.on_reading(prompt.reading)
-    reply = generate(client, question, conv, prompt, options, listen)
+    reply = generate(client, question, conv, prompt, options, listen, asked)
     return verify(library, refs, question, conv, prompt, reply, evidence)
 
 
@@ -364,16 +370,25 @@ def build_prompt(library, refs: list[DocRef], question: str, client: ChatBackend
 
 
 def generate(client: ChatBackend, question: str, conv: Conversation, prompt: Prompt, options: AskOptions,
-             listen: Listeners = Listeners()) -> Reply:
+             listen: Listeners = Listeners(), asked: float | None = None) -> Reply:
     """The model's reply under the schema, streamed to `listen.on_delta`; the turn joins the
-    conversation (its context grows by it)."""
+    conversation (its context grows by it) with the passages the engine read: an engine that
+    takes a passage plan drops the lower-ranked ones when it reads slower than planned
+    (`asked`: when the question came, the start of the first-token target)."""
     start = time.perf_counter()
+    plan = None
+    if options.cut_passages and options.target_s and conv.mode == "retrieval":
+        left = options.target_s - (start - (asked or start))
+        plan = passage_cut.request_plan(conv, question, prompt.passages, prompt.messages, left)
     result = client.chat(prompt.messages, json_schema=prompt.schema, max_tokens=ANSWER_TOKENS,
                          on_delta=listen.on_delta, cancel=listen.cancel,
-                         **_optional(on_progress=listen.on_progress, stall_s=options.stall_s))
-    conv.add(prompt.passages, question, result.text, result.prompt_tokens or prompt.tokens, result.completion_tokens)
+                         **_optional(on_progress=listen.on_progress, stall_s=options.stall_s, passage_plan=plan))
+    outcome = getattr(result, "passages", None) if plan else None
+    read = passage_cut.kept(prompt.passages, outcome)
+    conv.add(read, question, result.text, result.prompt_tokens or prompt.tokens, result.completion_tokens)
     usage = Usage(result.prompt_tokens, result.cached_tokens, result.completion_tokens)
-    return Reply(result.text, result.ttft_s, usage, start, getattr(result, "cut", ""))
+    return Reply(result.text, result.ttft_s, usage, start, getattr(result, "cut", ""),
+                 passage_cut.warning(outcome, options.prefill_tps), len(prompt.passages) - len(read))
 
 
 def verify(library, refs: list[DocRef], question: str, conv: Conversation, prompt: Prompt,
@@ -389,16 +404,19 @@ def verify(library, refs: list[DocRef], question: str, conv: Conversation, promp
     warnings = _warnings(library, refs, question, conv, pages, prompt.ranked, evidence)
     if reply.cut:
         warnings.insert(0, f"The engine stopped the reply early ({reply.cut}); this is what it wrote until then.")
+    if reply.fewer:
+        warnings.insert(0, reply.fewer)
     reading = prompt.reading
     return Answer(text=text, citations=citations, mode=conv.mode, warnings=warnings, evidence=evidence,
                   not_stated=is_not_stated(text, citations), raw=reply.raw,
                   timing=Timing(ttft_s=round(reply.ttft_s, 3), total_s=round(time.perf_counter() - reply.started, 3),
                                 estimated_ttft_s=reading.seconds),
                   usage=reply.usage,
-                  context=ContextInfo(tokens=prompt.tokens,
+                  context=ContextInfo(tokens=reply.usage.prompt_tokens if reply.dropped else prompt.tokens,
                                       passages=len(conv.passages()) if conv.mode == "retrieval" else 0,
                                       budget_tokens=reading.budget_tokens, turn=len(conv.turns),
-                                      new_context=reading.new_context, rerank=reading.choice))
+                                      new_context=reading.new_context, rerank=reading.choice,
+                                      dropped=reply.dropped))
 
 
 def _warnings(library, refs, question: str, conv: Conversation,

@@ -63,11 +63,13 @@ class ContextInfo:
     turn: int
     new_context: bool = False
     rerank: Choice | None = None      # only when reranking was asked for (ran or said why not)
+    dropped: int = 0                  # passages sent but not read: the engine ran behind its plan
 
     def to_dict(self) -> dict:
         return {"tokens": self.tokens, "passages": self.passages, "budget_tokens": self.budget_tokens,
                 "turn": self.turn, "new_context": self.new_context,
-                **({"rerank": self.rerank.to_dict()} if self.rerank else {})}
+                **({"rerank": self.rerank.to_dict()} if self.rerank else {}),
+                **({"dropped_passages": self.dropped} if self.dropped else {})}
 
 
 @dataclass(frozen=True)

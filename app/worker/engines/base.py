@@ -51,6 +51,7 @@ class EngineAdapter:
     """The defaults are those of an engine that serves the OpenAI API and says nothing while it reads."""
     name: EngineName
     streams_reading = False     # sends a progress comment every slice it reads (our llama.cpp worker)
+    cuts_passages = False       # takes a passage plan: behind it, drops lower-ranked passages (our worker)
     restores_kv = False         # keeps documents' KV state on disk and restores it on /tokenize
     measures_at_start = False   # measures its own prefill speed right after start (--calibrate-tokens)
     runs_locally = True         # a child process of ours (remote: a team's server)

@@ -97,6 +97,7 @@ class LlamaCppAdapter(EngineAdapter):
     """Our llama.cpp worker: streams its reading, keeps KV state on disk, measures itself at start."""
     name = EngineName.LLAMACPP
     streams_reading = True
+    cuts_passages = True
     restores_kv = True
     measures_at_start = True
 

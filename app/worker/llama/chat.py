@@ -51,6 +51,39 @@ class Usage:
     prompt_s: float = 0.0
     generate_s: float = 0.0
     finish_reason: str = "stop"
+    passages_read: int = 0       # with a passage plan: the passages kept (of passages_total)
+    passages_total: int = 0
+    measured_tps: float = 0.0    # the prefill speed this reading measured (a plan's cut needs it)
+
+
+@dataclass(frozen=True)
+class PassagePlan:
+    """`pagewise_passages` in a request (ignored by other engines): the last message ends with
+    ranked passages then a closing part (the question). `ends`: character offsets in that
+    message where each passage ends; `tail`: where the closing part begins; `deadline_s`:
+    the prompt must be read this long after the request came. Behind plan, the prompt is cut
+    after the last passage that still fits, and the closing part follows it."""
+    ends: tuple[int, ...]
+    tail: int
+    deadline_s: float
+
+    @classmethod
+    def from_request(cls, body: dict) -> "PassagePlan | None":
+        raw = body.get("pagewise_passages")
+        if not isinstance(raw, dict):
+            return None
+        try:
+            ends, tail, deadline = tuple(int(e) for e in raw["ends"]), int(raw["tail"]), float(raw["deadline_s"])
+        except (KeyError, TypeError, ValueError):
+            raise RequestError("pagewise_passages needs 'ends' (offsets), 'tail' and 'deadline_s'") from None
+        if not ends or list(ends) != sorted(ends) or ends[-1] > tail or ends[0] <= 0 or deadline <= 0:
+            raise RequestError("pagewise_passages: 'ends' must rise, end before 'tail', and the deadline be > 0")
+        return cls(ends, tail, deadline)
+
+    def cut(self, messages: list[dict], kept: int) -> list[dict]:
+        """The messages with only the first `kept` passages, the closing part kept."""
+        content = messages[-1]["content"]
+        return messages[:-1] + [{**messages[-1], "content": content[:self.ends[kept - 1]] + content[self.tail:]}]
 
 
 @dataclass
@@ -62,6 +95,7 @@ class Params:
     stop: list[str] = field(default_factory=list)
     schema: dict | None = None
     repeat_penalty: float = 1.0
+    passages: PassagePlan | None = None
 
     @classmethod
     def from_request(cls, body: dict) -> "Params":
@@ -74,7 +108,8 @@ class Params:
                        top_p=float(body.get("top_p") or 0.95), seed=body.get("seed"),
                        stop=[stop] if isinstance(stop, str) else list(stop),
                        schema=schema,
-                       repeat_penalty=float(body.get("repeat_penalty") or 1.0))
+                       repeat_penalty=float(body.get("repeat_penalty") or 1.0),
+                       passages=PassagePlan.from_request(body))
         except (TypeError, ValueError) as exc:
             raise RequestError(f"invalid sampling parameter: {exc}") from None
 
@@ -232,17 +267,20 @@ class ChatEngine:
         n_ctx = self.llm.n_ctx()
         if len(tokens) >= n_ctx:
             raise RequestError(f"the prompt is {len(tokens)} tokens but the context holds {n_ctx}")
+        if params.passages and (not messages or params.passages.tail > len(messages[-1]["content"])):
+            raise RequestError("pagewise_passages: 'tail' lies beyond the last message")
         if on_progress:               # accepted: the client hears from us before the grammar compiles
             on_progress(0, len(tokens))
         grammar = self._grammar(params.schema) if params.schema is not None else None
         usage = Usage(prompt_tokens=len(tokens))
         began, self._memory_head = time.perf_counter(), None
+        behind = self._passage_cutter(messages, params.passages, began, usage) if params.passages else None
         # A seeded request evaluates its last prompt token on its own, whatever the cache held:
         # the logits it samples from then do not depend on how the prompt was batched (a batch
         # of 37 and a batch of 1 round differently on some CPUs), so the same seed gives the same
         # sample on a cold and a warm cache. Unseeded requests keep the one-pass follow-up.
         if not self._prefill(tokens, usage, cancelled, last_apart=params.seed is not None,
-                             on_progress=on_progress):
+                             on_progress=on_progress, behind=behind):
             usage.finish_reason = "cancelled"
             yield "", usage
             return
@@ -252,7 +290,8 @@ class ChatEngine:
 
     # --- prompt: reuse memory, else disk, then evaluate the rest --------------------------------
     def _prefill(self, tokens: list[int], usage: Usage, cancelled: Callable[[], bool],
-                 last_apart: bool = False, on_progress: Callable[[int, int], None] | None = None) -> bool:
+                 last_apart: bool = False, on_progress: Callable[[int, int], None] | None = None,
+                 behind: Callable[[list[int], int, float], list[int] | None] | None = None) -> bool:
         """Reuse what memory or the disk store holds of the prompt; evaluate the rest in slices.
 
         No KV save due (a follow-up, a restart on a known document): the slices run through the
@@ -262,7 +301,9 @@ class ChatEngine:
         context (~40 ms at 5K tokens on 2 cores, about a tenth of a follow-up's wait).
         A save due (a long prompt read for the first time): the state is saved before the last
         token, which generate() then evaluates, as before: one more decode after a read of at
-        least 512 tokens (< 1% of it), and first answers come from the same evaluation as before."""
+        least 512 tokens (< 1% of it), and first answers come from the same evaluation as before.
+        `behind(tokens, read, tokens/s)`: after each slice, a shorter prompt when the reading runs
+        behind its plan (a passage plan's cut); `tokens` becomes it, what was read of it is kept."""
         llm, n = self.llm, len(tokens)
         reuse = n - 1                            # the last token is always evaluated: its logits are sampled
         prompt = np.asarray(tokens, dtype=np.int32)
@@ -278,6 +319,7 @@ class ChatEngine:
         end = reuse if save or last_apart else n
         llm.n_tokens = have                      # eval() first drops KV cells from n_tokens on
         start, size = have, min(self.batch, MIN_SLICE)   # the first slice measures this machine's speed
+        read_began = time.perf_counter()
         while start < end:
             self.progress = (start - have, end - have)
             if on_progress:
@@ -293,6 +335,16 @@ class ChatEngine:
             # on a slow model, and a Stop or a pre-empting question waits at most that long
             rate = len(step) / max(time.perf_counter() - began, 1e-6)
             size = max(MIN_SLICE, min(self.batch, int(rate * SLICE_S)))
+            shorter = behind(tokens, start, (start - have) / max(time.perf_counter() - read_began, 1e-6)) \
+                if behind and start < end else None
+            if shorter is not None:   # behind plan: the lower-ranked passages go, the question stays
+                start = min(start, common_prefix(prompt[:start], np.asarray(shorter, dtype=np.int32)))
+                tokens[:], n = shorter, len(shorter)
+                prompt, reuse = np.asarray(tokens, dtype=np.int32), n - 1
+                save = self.store is not None and self.store.worth_saving(reuse, best.common if best else 0)
+                end = reuse if save or last_apart else n
+                llm.n_tokens = start             # the next eval drops the cells of the cut passages
+                usage.prompt_tokens = n
         self.progress = (end - have, end - have)
         if on_progress:               # read (the last token goes with the first answer token)
             on_progress(n, n)
@@ -303,6 +355,36 @@ class ChatEngine:
             except OSError as exc:  # a full disk must not fail the answer
                 print(f"kv-store: not saved ({exc})", flush=True)
         return True
+
+    def _passage_cutter(self, messages: list[dict], plan: PassagePlan, began: float, usage: Usage):
+        """The `behind` check of _prefill for a passage plan: at the speed measured so far in
+        this reading, can the rest be read by the deadline? If not, the prompt with the most
+        passages that can (at least the best one), found by bisection over exact token counts."""
+        total = len(plan.ends)
+        usage.passages_read = usage.passages_total = total
+
+        def seconds_left(tokens: list[int], read: int, candidate: list[int], tps: float) -> float:
+            same = common_prefix(np.asarray(tokens[:read], dtype=np.int32), np.asarray(candidate, dtype=np.int32))
+            return (len(candidate) - same) / tps
+
+        def behind(tokens: list[int], read: int, tps: float) -> list[int] | None:
+            usage.measured_tps = round(tps, 1)
+            left = plan.deadline_s - (time.perf_counter() - began)
+            if usage.passages_read <= 1 or (len(tokens) - read) / tps <= left:
+                return None
+            low, high, best = 1, usage.passages_read - 1, None   # the most passages whose rest fits
+            while low <= high:
+                mid = (low + high) // 2
+                candidate = list(self._prompt(plan.cut(messages, mid))[0])
+                if seconds_left(tokens, read, candidate, tps) <= left or mid == 1:
+                    best, low = (mid, candidate), mid + 1
+                else:
+                    high = mid - 1
+            usage.passages_read = best[0]
+            print(f"chat: behind plan at {tps:.1f} tok/s ({left:.1f} s left): "
+                  f"reading {best[0]} of {total} passages", flush=True)
+            return best[1]
+        return behind
 
     def _save_partial(self, tokens: list[int], evaluated: int, best_common: int) -> None:
         """A read stopped midway (a question pre-empted the background reading, or the client

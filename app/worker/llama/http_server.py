@@ -509,7 +509,9 @@ def _short(value) -> str:
 def _usage_json(usage) -> dict:
     return {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
             "total_tokens": usage.prompt_tokens + usage.completion_tokens,
-            "prompt_tokens_details": {"cached_tokens": usage.cached_tokens}}
+            "prompt_tokens_details": {"cached_tokens": usage.cached_tokens},
+            **({"pagewise_passages": {"read": usage.passages_read, "of": usage.passages_total,
+                                      "measured_tps": usage.measured_tps}} if usage.passages_total else {})}
 
 
 _BUSY = json.dumps({"error": {"message": f"the worker already serves {MAX_CONNECTIONS} requests; retry",
