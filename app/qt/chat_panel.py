@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from app.core.answer.streaming import partial_answer, readable_answer
 from app.qt import evidence_view
+from app.qt.scope_chips import ScopeChips
 
 
 @dataclass
@@ -76,6 +77,7 @@ class ChatPanel(QWidget):
         self.stop_button.setToolTip("Stop generating (Esc)")
         self.stop_button.clicked.connect(self.sig_stop.emit)
         self.hint = QLabel("", objectName="askHint", wordWrap=True)
+        self.scope = ScopeChips(self)       # the documents asked, above the question box
         self._build()
         self._render_timer = QTimer(self, singleShot=True, interval=50, timeout=self.render)
         self.render()
@@ -89,6 +91,7 @@ class ChatPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.transcript, 1)
         layout.addLayout(self.template_row)
+        layout.addWidget(self.scope)
         layout.addWidget(self.ask_box)
         layout.addLayout(buttons)
         for keys in ("Ctrl+Return", "Ctrl+Enter"):   # only while typing the question

@@ -89,6 +89,8 @@ class MainWindow(QMainWindow):
         self.chat.sig_stop.connect(self.stop_answer)
         self.chat.sig_marker_clicked.connect(self._on_marker)
         self.chat.sig_evidence_clicked.connect(self._on_evidence_clicked)
+        self.chat.scope.sig_remove.connect(self._drop_from_scope)
+        self.chat.scope.sig_ask_on_screen.connect(lambda: self.set_library_scope([]))
         self.citations = CitationPanel(self)
         self.citations.sig_citation_activated.connect(self.show_citation)
         right = QSplitter(Qt.Orientation.Vertical, objectName="rightSplitter")
@@ -127,6 +129,14 @@ class MainWindow(QMainWindow):
         """Questions go to these library documents (any number) instead of the open ones."""
         self.library_scope = list(doc_ids)
         self._documents_changed()
+
+    def _drop_from_scope(self, doc_id: int) -> None:
+        """A chip's ×: the other documents asked stay; none left → the documents on screen."""
+        self.set_library_scope([i.id for i in self.doc_infos() if i.id != doc_id])
+
+    def on_screen_infos(self) -> list:
+        panes = (self.pane_a, self.pane_b) if self.compare_mode() else (self.pane_a,)
+        return [self.docs[p] for p in panes if p in self.docs]
 
     def _on_library_removed(self, doc_id: int) -> None:
         if doc_id in self.library_scope:
@@ -198,6 +208,9 @@ class MainWindow(QMainWindow):
 
     def open_path(self, path: str, pane: PdfPane | None = None) -> None:
         pane = pane or self.pane_a
+        # a document opened (Ctrl+O, recent, the library's Open, a drop) is the one asked:
+        # a scope chosen in the library before must not stick behind a different page
+        self.library_scope = []
         self.docs.pop(pane, None)
         self._pending.add(pane)
         pane.set_notice("")
@@ -263,8 +276,7 @@ class MainWindow(QMainWindow):
     def doc_infos(self) -> list:
         if getattr(self, "library_scope", None):   # chosen in the library panel
             return [self.library.get(i) for i in self.library_scope]
-        panes = (self.pane_a, self.pane_b) if self.compare_mode() else (self.pane_a,)
-        return [self.docs[p] for p in panes if p in self.docs]
+        return self.on_screen_infos()
 
     def _update_notices(self) -> None:
         context = self.engine.context_tokens()
@@ -272,7 +284,17 @@ class MainWindow(QMainWindow):
             context_notice.update(self.library, pane, info, context)
 
     # -- asking ---------------------------------------------------------------
+    def _sync_scope(self) -> None:
+        """The chips above the question box: what is asked, and a warning when the page on
+        screen is not among it."""
+        def named(infos):
+            return [(i.id, Path(i.last_path or i.path).name) for i in infos]
+        asked = self.doc_infos()
+        self.chat.scope.set_scope(named(asked), named(self.on_screen_infos()),
+                                  removable=bool(self.library_scope) or len(asked) > 1)
+
     def _sync_chat(self) -> None:
+        self._sync_scope()
         if self.engine.state == "failed":
             self.chat.set_ready(False, "The engine failed to start (see the status bar).")
         elif self._pending:
