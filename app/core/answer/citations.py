@@ -114,14 +114,38 @@ def _whole_words(text: str, start: int, end: int) -> str:
     return text[start:end].strip()
 
 
+# What `normalize` folds each plain character from, so a normalised quote finds the page's
+# own characters again: curly quotes, dashes, and a word broken at a line end ("liabil-\nity").
+_PRINTED_CLASS = {'"': "[\"\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb]",
+                  "'": "['\u2018\u2019\u201a\u201b\u2032\u00b4]",
+                  "-": "[-\u2010-\u2015\u2212\ufe58\ufe63\uff0d]"}
+_SOFT_BREAK_IN_WORD = r"(?:-[ \t]*\n\s*|\u00ad)?"
+
+
+def _printed_word(word: str) -> str:
+    parts = []
+    for prev, char in zip(" " + word, word):
+        if prev.islower() and char.islower():
+            parts.append(_SOFT_BREAK_IN_WORD)
+        parts.append(_PRINTED_CLASS.get(char) or re.escape(char))
+    return "".join(parts)
+
+
 def _as_printed(window: str, page_text: str) -> str:
-    """The page's own characters (case, quotes, spacing) for a normalised window, when its
-    words can be found in order on the page; else the normalised window."""
+    """The page's own characters (case, curly quotes, dashes, spacing) for a normalised
+    window, when its words can be found in order on the page; else the window. `normalize`
+    casefolds and straightens quotes: a card must show neither (issue 33: a quote with
+    “MNDA” was shown casefolded because straight quotes did not match the page's curly ones)."""
     words = window.split()
     if not words or cjk_count(window):
         return window
-    found = re.search(r"\s+".join(re.escape(w) for w in words), page_text, re.I)
-    return " ".join(found.group().split()) if found else window
+    found = re.search(r"\s+".join(_printed_word(w) for w in words), page_text, re.I)
+    if not found:
+        return window
+    return " ".join(_SOFT_HYPHENATION.sub("", found.group()).split())
+
+
+_SOFT_HYPHENATION = re.compile(r"(?<=[a-z])(?:-[ \t]*\n\s*|\u00ad)(?=[a-z])")
 
 
 _PAGE_MARK = re.compile(r"^(?:\[doc \d+, p\. \d+\](?: \(best match\))?|=== doc \d+: .*===)$", re.M)
@@ -172,8 +196,9 @@ def locate(quote: str, page: int, pages: dict[int, str]) -> Match | None:
         at = text.find(quote_n)
         if at >= 0:
             whole = _whole_words(text, at, at + len(quote_n))
-            # a quote that starts or ends inside a word is shown as the page's whole words
-            return Match(p, quote if whole == quote_n else _as_printed(whole, pages[p]), True)
+            # shown as printed: the page's whole words, its case and its quote marks
+            printed = _as_printed(whole, pages[p])
+            return Match(p, quote if printed == whole == quote_n else printed, True)
     for p in [q for q in (page, page - 1, page + 1) if q in normed]:
         window = _near_match(quote_n, normed[p])
         if window:
@@ -219,6 +244,9 @@ def highlight_rects(pdf_path: str, page: int, quote: str, password: str | None =
         pg = doc[page - 1]
         rects = tables.cell_rects(pg, quote) if tables.split_cell_quote(quote) else []
         if not rects:
+            # the page's own characters: search_for does not fold “curly” into "straight"
+            # quotes, and a run of words with one mismatched quote mark was left unlit
+            quote = _as_printed(normalize(quote), pg.get_text())
             rects = pg.search_for(quote)
         if not rects:
             rects = _search_in_pieces(pg, quote)
