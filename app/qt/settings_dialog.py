@@ -1,4 +1,5 @@
-"""The settings dialog: engine, CPU threads, context cap, first-token budget, theme, remembered
+"""The settings dialog: engine, CPU threads, the longest text read at once (context cap), how soon
+the first words should come (first-token budget), theme (applied at once), remembered
 PDF passwords, and the remote endpoint (URL, model, API key). Values go through
 app.core.settings (validated, settings.toml); the API key only to the OS keyring."""
 from __future__ import annotations
@@ -24,7 +25,7 @@ ENGINE_LABELS = {"auto": "Automatic (the planner chooses)", "llamacpp": "llama.c
                  "remote": "Remote endpoint (a team's server)"}
 # issue 19: the model reads retrieval's best pages and picks the one that answers, when that
 # fits the first-token budget; off by default: the models measured chose worse than the search
-RERANK_LABELS = {"off": "No (the search's order)", "on": "Yes, when the first-token budget allows"}
+RERANK_LABELS = {"off": "No (the search's order)", "on": "Yes, when there is time before the first words"}
 
 
 class SettingsDialog(QDialog):
@@ -39,10 +40,15 @@ class SettingsDialog(QDialog):
         self.engine.setCurrentIndex(list(ENGINE_LABELS).index(s.engine))
         self.threads = QSpinBox(minimum=0, maximum=256, value=s.threads, specialValueText="automatic")
         self.context_cap = QSpinBox(minimum=0, maximum=1 << 20, singleStep=1024, value=s.context_cap,
-                                    specialValueText="no cap", suffix=" tokens")
+                                    specialValueText="as much as the machine allows",
+                                    suffix=" words (tokens)")
+        self.context_cap.setToolTip("Larger reads more of a long document at once, but the first "
+                                    "answer comes later and takes more memory.")
         self.budget = QDoubleSpinBox(minimum=0.0, maximum=600.0, singleStep=0.5, decimals=1, suffix=" s",
                                      value=s.first_token_budget_s or 0.0,
-                                     specialValueText="automatic (10 s CPU, 3 s GPU)")
+                                     specialValueText="automatic (10 s on a CPU, 3 s with a GPU)")
+        self.budget.setToolTip("Pagewise reads fewer passages when needed so the answer starts "
+                               "within this time.")
         self.theme = QComboBox()
         for key in settings.THEMES:
             self.theme.addItem({"auto": "Follow the system"}.get(key, key.capitalize()), key)
@@ -55,9 +61,9 @@ class SettingsDialog(QDialog):
 
         form = QFormLayout()
         form.addRow("Engine", self.engine)
-        form.addRow("CPU threads", self.threads)
-        form.addRow("Context cap", self.context_cap)
-        form.addRow("First-token budget", self.budget)
+        form.addRow("Processor cores to use", self.threads)
+        form.addRow("Longest text the model reads at once", self.context_cap)
+        form.addRow("Aim for the first words within", self.budget)
         form.addRow("Model picks the best page", self.rerank)
         form.addRow("Theme", self.theme)
         form.addRow("", self.remember)
@@ -112,6 +118,8 @@ class SettingsDialog(QDialog):
             if self.api_key.text():
                 settings.set_secret("remote_api_key", self.api_key.text())
                 self.api_key.clear()
+            from app.qt import theme
+            theme.refresh()         # a new theme shows at once, not after a restart
         except Exception as exc:  # noqa: BLE001 - shown in the dialog as one line
             self.error.setText(describe(exc))
             return False

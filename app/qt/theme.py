@@ -1,5 +1,6 @@
-"""Light or dark, following the system: Fusion style, a dark palette when the system
-(or PAGEWISE_THEME=dark|light) asks for one, and resources/style/app.qss for accents."""
+"""Light or dark: Fusion style, a dark palette when Settings → Theme says so (or, on
+"Follow the system", when the system does; PAGEWISE_THEME=dark|light overrides both for
+screenshots), and resources/style/app.qss for accents."""
 from __future__ import annotations
 
 import os
@@ -13,10 +14,19 @@ STYLE = Path(__file__).resolve().parents[2] / "resources" / "style" / "app.qss"
 
 
 def system_is_dark(app: QApplication) -> bool:
-    forced = os.environ.get("PAGEWISE_THEME", "").lower()
-    if forced in ("dark", "light"):
-        return forced == "dark"
     return app.styleHints().colorScheme() == Qt.ColorScheme.Dark
+
+
+def wants_dark(app: QApplication) -> bool:
+    """The chosen theme: the environment's, else the saved setting's, else the system's."""
+    from app.core import settings
+    chosen = os.environ.get("PAGEWISE_THEME", "").lower()
+    if chosen not in ("dark", "light"):
+        try:
+            chosen = settings.load().theme
+        except Exception:  # noqa: BLE001 - a broken settings file must not stop the window
+            chosen = "auto"
+    return chosen == "dark" if chosen in ("dark", "light") else system_is_dark(app)
 
 
 def dark_palette() -> QPalette:
@@ -44,5 +54,18 @@ def apply(app: QApplication) -> None:
     app.styleHints().colorSchemeChanged.connect(lambda _scheme: _apply_palette(app))
 
 
+def refresh(app: QApplication | None = None) -> None:
+    """Apply the theme now (Settings saved a new one): no restart needed."""
+    app = app or QApplication.instance()
+    if app is not None:
+        _apply_palette(app)
+
+
+def is_dark(app: QApplication | None = None) -> bool:
+    """The palette in use is the dark one."""
+    app = app or QApplication.instance()
+    return app.palette().color(QPalette.ColorRole.Window).lightness() < 128
+
+
 def _apply_palette(app: QApplication) -> None:
-    app.setPalette(dark_palette() if system_is_dark(app) else app.style().standardPalette())
+    app.setPalette(dark_palette() if wants_dark(app) else app.style().standardPalette())
