@@ -86,7 +86,8 @@ class Conversation:
         return msgs
 
     def _user(self, index: int, passages: list[Passage], question: str) -> str:
-        q = prompts.template(f"question_{prompts.language(question)}").format(question=question.strip())
+        shown = [p.text for t in self.turns[:index] for p in t.passages] + [p.text for p in passages]
+        q = prompts.question_text(question, self.whole_text or "\n".join(shown))  # its answer language
         if self.mode == "whole-document":
             if index == 0:                 # the first turn is the prompt of a one-off question, so a
                 return prompts.messages(self.whole_text, question, whole=True)[1]["content"]  # read's KV fits

@@ -76,10 +76,31 @@ def template(name: str) -> str:
     return (PROMPTS / f"{name}.md").read_text(encoding="utf-8").strip()
 
 
-def messages(context: str, question: str, whole: bool) -> list[dict]:
-    """System prompt and documents first, question last, so follow-ups share the prefix."""
+# Said last, when the documents are in the other language: a model reading pages of English
+# answered a Chinese question in English (issue 33), the question's own "请用中文回答" not
+# being enough against thousands of English words before it.
+ANSWER_LANGUAGE = {
+    "zh": "The documents are in English, but the question is in Chinese: write the answer in Chinese "
+          "(简体中文); copy the quotes exactly as printed, in English.\n"
+          "文件是英文的，但问题是中文：answer 必须用中文写；quote 照抄页面原文（英文），不要翻译。",
+    "en": "The documents are in Chinese, but the question is in English: write the answer in English; "
+          "copy the quotes exactly as printed, in Chinese.",
+}
+
+
+def question_text(question: str, documents: str = "") -> str:
+    """The question as sent, with its answer language; `documents` (their text, or a sample
+    of it) adds the cross-language line when they are in the other language."""
     lang = language(question)
-    ctx = template("context_whole" if whole else "context_retrieval").format(documents=context)
     q = template(f"question_{lang}").format(question=question.strip())
+    if documents and language(documents[:20000]) != lang:
+        q = f"{q}\n{ANSWER_LANGUAGE[lang]}"
+    return q
+
+
+def messages(context: str, question: str, whole: bool) -> list[dict]:
+    """System prompt and documents first, question last, so follow-ups share the prefix.
+    The answer is asked for in the question's language, whatever the documents'."""
+    ctx = template("context_whole" if whole else "context_retrieval").format(documents=context)
     return [{"role": "system", "content": template("system")},
-            {"role": "user", "content": f"{ctx}\n\n{q}"}]
+            {"role": "user", "content": f"{ctx}\n\n{question_text(question, context)}"}]
