@@ -1,7 +1,9 @@
 """Copy and export of the last answer with its citations (File menu): Markdown, PDF memo.
-The formatting is app/core/answer/export.py; here: the menu, the file dialog, the clipboard."""
+The formatting is app/core/answer/export.py; here: the menu, the file dialog (named after the
+document asked, in the last folder an answer was exported to), the clipboard."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from PySide6.QtGui import QAction, QGuiApplication
@@ -17,6 +19,7 @@ class AnswerExport:
     def __init__(self, window) -> None:
         self.window = window
         self.last: tuple[str, dict] | None = None
+        self.documents: list[str] = []          # the file names the last answer is about
         window.engine.sig_answer.connect(self._on_answer)
         menu = _file_menu(window)
         first = menu.actions()[-2] if len(menu.actions()) >= 2 else None   # before "Quit"
@@ -32,6 +35,7 @@ class AnswerExport:
             self.actions.append(action)
 
     def _on_answer(self, question: str, answer) -> None:
+        self.documents = [Path(i.last_path or i.path).name for i in self.window.doc_infos()]
         self.set_answer(question, answer.to_dict() if hasattr(answer, "to_dict") else dict(answer))
 
     def set_answer(self, question: str, answer: dict) -> None:
@@ -55,6 +59,7 @@ class AnswerExport:
         except OSError as exc:
             show_error(self.window, exc, "The answer was not saved")
             return None
+        self._remember_folder(target)
         return Path(target)
 
     def save_pdf(self, path: str | None = None) -> Path | None:
@@ -62,13 +67,30 @@ class AnswerExport:
         if not target or not self.last:
             return None
         try:
-            return formats.to_pdf(*self.last, Path(target))
+            saved = formats.to_pdf(*self.last, Path(target))
+            self._remember_folder(target)
+            return saved
         except Exception as exc:  # noqa: BLE001 - one line to the user, never a traceback
             show_error(self.window, exc, "The memo was not saved")
             return None
 
+    def default_path(self, suffix: str) -> Path:
+        """Where the save dialog starts: the last folder exported to (else the document's own
+        folder, else home), named after the documents asked ("common-paper-mnda answer.md")."""
+        folder = self.window.settings.value("export/folder", "")
+        if not (folder and Path(folder).is_dir()):
+            infos = self.window.doc_infos()
+            folder = str(Path(infos[0].last_path or infos[0].path).parent) if infos else str(Path.home())
+            folder = folder if Path(folder).is_dir() else str(Path.home())
+        stems = " + ".join(Path(name).stem for name in self.documents[:3]) or "Pagewise"
+        name = re.sub(r'[\\/:*?"<>|]+', " ", f"{stems} answer").strip()
+        return Path(folder) / f"{name}{suffix}"
+
+    def _remember_folder(self, target: str) -> None:
+        self.window.settings.setValue("export/folder", str(Path(target).resolve().parent))
+
     def _ask_path(self, kind: str, suffix: str) -> str:
-        path, _ = QFileDialog.getSaveFileName(self.window, "Export answer", f"answer{suffix}", kind)
+        path, _ = QFileDialog.getSaveFileName(self.window, "Export answer", str(self.default_path(suffix)), kind)
         if path and not path.endswith(suffix):
             path += suffix
         return path

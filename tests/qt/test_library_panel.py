@@ -73,7 +73,8 @@ def test_an_answer_is_copied_and_exported_with_its_citations(qtbot, window, tmp_
     export.copy()
     copied = QGuiApplication.clipboard().text()
     assert copied.startswith("# How long does it last?") and \
-        "1. **mnda.pdf, p. 3** [verified]: “expires at the end of the MNDA Term”" in copied
+        ("1. **mnda.pdf, p. 3** [verified; does not obviously support the answer]: "
+                                              "“expires at the end of the MNDA Term”") in copied
     md = export.save_markdown(str(tmp_path / "a.md"))
     assert md.read_text(encoding="utf-8") == copied
     memo = export.save_pdf(str(tmp_path / "a.pdf"))

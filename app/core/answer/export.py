@@ -26,6 +26,24 @@ def _card_line(card: dict) -> str:
     return f"{Path(str(card.get('doc', ''))).name}, p. {card.get('page')}{clause}"
 
 
+def _made_by(answer: dict, stamp: str) -> str:
+    """ "Pagewise, 2026-12-03 10:00 · Qwen2.5-3B-Instruct-Q4_K_M (llama.cpp)": what answered."""
+    engine = answer.get("engine") or {}
+    model = Path(str(engine.get("model") or "")).name
+    name = f" ({engine['name']})" if engine.get("name") and model else ""
+    return f"Pagewise, {stamp}" + (f" · {model}{name}" if model else "")
+
+
+def _warnings(answer: dict) -> list[str]:
+    """The answer's warnings (instruction-like text found, nothing convincing found, reply cut)."""
+    return [" ".join(str(w).split()) for w in answer.get("warnings") or [] if str(w).strip()]
+
+
+def title(question: str) -> str:
+    """The memo's title (its first heading and its PDF metadata)."""
+    return " ".join(question.split())[:200] or "Answer"
+
+
 def _model_heading(answer: dict) -> str | None:
     """None: the model's answer is the answer (no heading of its own when there are no cards)."""
     if not (answer.get("evidence") or {}).get("cards"):
@@ -35,7 +53,8 @@ def _model_heading(answer: dict) -> str | None:
 
 def to_markdown(question: str, answer: dict, when: float | None = None) -> str:
     stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(time.time() if when is None else when))
-    lines = [f"# {question.strip() or 'Answer'}", "", f"*Pagewise, {stamp}*", ""]
+    lines = [f"# {question.strip() or 'Answer'}", "", f"*{_made_by(answer, stamp)}*", ""]
+    lines += [f"> ⚠ {w}" for w in _warnings(answer)] + ([""] if _warnings(answer) else [])
     heading, cards = _evidence(answer)
     if cards:             # evidence first: the page's own words, then the model's part
         lines += [f"## {heading}", ""]
@@ -51,7 +70,7 @@ def to_markdown(question: str, answer: dict, when: float | None = None) -> str:
     if cites:
         lines += ["## Citations", ""]
         for n, c in enumerate(cites, start=1):
-            badge = Badge.of(c).text(with_support=False)
+            badge = Badge.of(c).text()      # "verified; does not obviously support the answer"
             note = f" ({c['note']})" if c.get("note") else ""
             quote = " ".join(str(c.get("quote", "")).split()).replace("*", r"\*")
             lines.append(f"{n}. **{Path(str(c.get('doc', ''))).name}, p. {c.get('page')}** "
@@ -68,7 +87,8 @@ def to_pdf(question: str, answer: dict, dest: Path, when: float | None = None) -
     stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(time.time() if when is None else when))
     esc = html.escape
     parts = [f"<h2>{esc(question.strip() or 'Answer')}</h2>",
-             f"<p style='color:#666'><i>Pagewise memo, {stamp}</i></p>"]
+             f"<p style='color:#666'><i>{esc(_made_by(answer, stamp))}</i></p>"]
+    parts += [f"<p style='color:#b9770e'><b>⚠ {esc(w)}</b></p>" for w in _warnings(answer)]
     heading, cards = _evidence(answer)
     if cards:             # evidence first: the page's own words, then the model's part
         parts.append(f"<h3>{esc(heading)}</h3><ol>")
@@ -83,7 +103,7 @@ def to_pdf(question: str, answer: dict, dest: Path, when: float | None = None) -
     if cites:
         parts.append("<h3>Citations</h3><ol>")
         for c in cites:
-            badge = Badge.of(c).text(with_support=False)
+            badge = Badge.of(c).text()
             parts.append(f"<li><b>{esc(Path(str(c.get('doc', ''))).name)}, p. {c.get('page')}</b> "
                          f"[{badge}]: “{esc(' '.join(str(c.get('quote', '')).split()))}”</li>")
         parts.append("</ol>")
@@ -98,4 +118,8 @@ def to_pdf(question: str, answer: dict, dest: Path, when: float | None = None) -
         story.draw(device)
         writer.end_page()
     writer.close()
+    with pymupdf.open(dest) as doc:       # a title, not "untitled", in every PDF reader
+        doc.set_metadata({"title": title(question), "author": "Pagewise", "creator": "Pagewise",
+                          "subject": _made_by(answer, stamp)})
+        doc.saveIncr()
     return dest
