@@ -39,8 +39,8 @@ def test_ask_stream_cite_store_and_reopen(qtbot, live_window, library):
     assert entry.text.strip()
     shown = win.citations.citations()
     assert shown == entry.citations
-    stored = library.exchanges([info.id])
-    assert [e.question for e in stored] == [question]
+    # the window stores the exchange on a job of its own after showing the answer
+    qtbot.waitUntil(lambda: [e.question for e in library.exchanges([info.id])] == [question], timeout=10_000)
     # on screen: a backed answer's first source, else the first evidence card (issue 29: an answer
     # its citations do not back never leads); the small model does not always cite
     if entry.headline == "answer" and shown:
