@@ -176,3 +176,18 @@ def model_path():
 def document() -> str:
     from tests.support.llama_inproc import contract_page
     return contract_page()
+
+
+@pytest.fixture
+def vllm_runtime(tmp_path):
+    """Makes tests/worker/test_recovery.py's VllmRuntime (the real or fake vLLM behind the app's
+    runtime) and stops every one made, whatever the test did."""
+    from tests.worker.test_recovery import VllmRuntime
+    made = []
+
+    def make(**rig):
+        made.append(VllmRuntime(tmp_path, **rig))
+        return made[-1]
+    yield make
+    for v in made:
+        v.stop()

@@ -202,18 +202,6 @@ class VllmRuntime:
         self.rig.stop_all()
 
 
-@pytest.fixture
-def vllm_runtime(tmp_path):
-    made = []
-
-    def make(**rig):
-        made.append(VllmRuntime(tmp_path, **rig))
-        return made[-1]
-    yield make
-    for v in made:
-        v.stop()
-
-
 def test_vllm_schema_request_failing_with_an_empty_message_is_one_clear_line_and_no_restart(library,
                                                                                           vllm_runtime):
     """The issue's case: vLLM streamed an error with an empty message; the app took it for a

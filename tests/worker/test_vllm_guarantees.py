@@ -16,7 +16,7 @@ from app.core.library import Library
 from app.core.plan.types import Plan
 from app.worker.engines import vllm
 from app.worker.supervisor import Supervisor
-from tests.worker.test_recovery import SAMPLE, VllmRuntime
+from tests.worker.test_recovery import SAMPLE
 
 FAKE = str(Path(__file__).resolve().parents[1] / "support" / "fake_vllm.py")
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
@@ -27,18 +27,6 @@ def library(tmp_path_factory):
     lib = Library(tmp_path_factory.mktemp("lib") / "library.sqlite")
     yield lib, [qa.DocRef(1, lib.add(SAMPLE).id, str(SAMPLE))]
     lib.close()
-
-
-@pytest.fixture
-def vllm_runtime(tmp_path):
-    made = []
-
-    def make(**rig):
-        made.append(VllmRuntime(tmp_path, **rig))
-        return made[-1]
-    yield make
-    for v in made:
-        v.stop()
 
 
 @pytest.fixture
