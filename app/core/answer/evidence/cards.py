@@ -109,19 +109,23 @@ class _DocPages:
 
     def __init__(self, library, ref: DocRef):
         self.library, self.ref = library, ref
+        self._text: dict[int, str] = {}
+        self._raw: dict[int, str] = {}
         info = library.get(ref.doc_id)
         self.count = info.page_count
         self.names = Words.of(" ".join([ref.label.replace("-", " ").replace("_", " "), info.title or ""]))
         step = max(1, self.count // SAMPLE_PAGES)
         sample = [self._lines(p) for p in range(1, self.count + 1, step)]
         self.running = running_keys(sample) if len(sample) >= 3 else set()
-        self._text: dict[int, str] = {}
 
     def _lines(self, page: int) -> list[str]:
-        return self.library.page_text(self.ref.doc_id, page).splitlines()
+        return self.raw(page).splitlines()
 
     def raw(self, page: int) -> str:
-        return self.library.page_text(self.ref.doc_id, page)
+        """The page as stored (what quotes are checked against), read once per question."""
+        if page not in self._raw:
+            self._raw[page] = self.library.page_text(self.ref.doc_id, page)
+        return self._raw[page]
 
     def text(self, page: int) -> str:
         if page not in self._text:

@@ -66,7 +66,7 @@ def _pieces(sentence: str) -> list[str]:
     parts = [p for p in _SEMI.split(sentence) if p.strip()]
     if len(parts) == 1:
         return _windows(sentence, chinese)
-    return [w for p in parts for w in _pieces(p)] if len(parts) > 1 else [sentence]
+    return [w for p in parts for w in _pieces(p)]
 
 
 def _windows(text: str, chinese: bool) -> list[str]:
