@@ -432,18 +432,19 @@ def _warnings(library, refs, question: str, conv: Conversation,
     line = injection.warning(findings, {r.doc_id: r.label for r in refs})
     if line:
         out.append(line)
-    if evidence is not None:
-        if not evidence.addressed:
-            closest = ", ".join(f"p. {c.page}" for c in evidence.cards[:3]) or "none"
-            out.append(f"The document does not appear to address this (closest passages: {closest}); "
-                       "check the answer against the pages.")
+    if evidence is not None:        # the cards' own verdict, decided before the model ran
+        closest = None if evidence.addressed else [c.page for c in evidence.cards]
     elif conv.mode == "retrieval":
         hits = [h for _, h in ranked] if ranked and len(refs) == 1 else \
             library.search(question, doc_ids=[r.doc_id for r in refs], k=5)
-        if not search_evidence.convincing(hits, textnorm.language(question), question):
-            closest = ", ".join(f"p. {h.page}" for h in hits[:3]) or "none"
-            out.append(f"The document does not appear to address this (closest passages: {closest}); "
-                       "check the answer against the pages.")
+        convincing = search_evidence.convincing(hits, textnorm.language(question), question)
+        closest = None if convincing else [h.page for h in hits]
+    else:
+        closest = None
+    if closest is not None:
+        pages_named = ", ".join(f"p. {p}" for p in closest[:3]) or "none"
+        out.append(f"The document does not appear to address this (closest passages: {pages_named}); "
+                   "check the answer against the pages.")
     return out
 
 
