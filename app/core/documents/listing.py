@@ -19,12 +19,15 @@ def document_rows(lib) -> list[dict]:
              "sha256": d.sha256, "warnings": list(d.warnings)} for d in lib.documents()]
 
 
-def remove_document(lib, doc_id: int) -> dict:
+def remove_document(lib, doc_id: int, on_wait=None) -> dict:
     """Delete the document with its chat history and cached state (search vectors go with
-    its chunks; the OCR copy is deleted here); returns what went. DocumentError if unknown."""
+    its chunks; the OCR copy is deleted here); returns what went. DocumentError if unknown.
+    Answers under way on it (this process or another) finish first: `on_wait` is told."""
+    from app.core.documents import doc_locks
     info = lib.get(doc_id)
-    exchanges = _query(lib, "SELECT count(*) FROM exchange_docs WHERE doc_id = ?", doc_id)[0][0]
-    lib.remove(doc_id)
+    with doc_locks.removing(info.sha256, on_wait):
+        exchanges = _query(lib, "SELECT count(*) FROM exchange_docs WHERE doc_id = ?", doc_id)[0][0]
+        lib.remove(doc_id)
     copy = ocr.searchable_copy(info.sha256)
     if copy is not None:
         copy.unlink(missing_ok=True)

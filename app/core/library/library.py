@@ -103,6 +103,10 @@ class Library:
             table_pass.record(con, doc_id, r.table_pages)
             return doc_id
 
+    def find_sha(self, sha256: str) -> int | None:
+        """The id the document with this content has now (None: not in the library)."""
+        return self._find(sha256)
+
     def _find(self, sha256: str) -> int | None:
         with self._lock:
             row = self._con.execute("SELECT id FROM documents WHERE sha256 = ?", (sha256,)).fetchone()
