@@ -12,6 +12,7 @@ from typing import Callable
 
 from app.core import paths
 from app.core.db import transaction
+from app.core.documents import ocr
 from app.core.documents.errors import DocumentError
 from app.core.documents.ingest import Ingested, ingest
 from app.core.documents.pdf import read_file
@@ -57,6 +58,9 @@ class Library:
             progress: Callable[[int, int], None] | None = None, tables_later: bool = False) -> DocumentInfo:
         """Index a PDF (or return it at once if a file with the same SHA-256 is indexed).
         `tables_later`: searchable sooner, its tables found by the next embed() (table_pass)."""
+        copy_of = ocr.copied_from(path)    # our own OCR copy: the scanned document's row, as it is
+        if copy_of is not None and self._find(copy_of) is not None:
+            return self.get(self._find(copy_of))
         raw = read_file(path)
         known = self._find(raw.sha256)
         if known is not None:
