@@ -23,7 +23,7 @@ from app.qt import export as answer_export
 from app.qt import settings as gui_settings
 from app.qt.chat_panel import ChatPanel
 from app.qt.citation_panel import CitationPanel
-from app.qt.doc_loader import DocumentLoader
+from app.qt.doc_loader import DocumentLoader, original_path
 from app.qt.library_panel import LibraryPanel
 from app.qt.engine_controller import EngineController, plan_summary
 from app.qt.errors import one_line, show_error
@@ -52,6 +52,7 @@ class MainWindow(QMainWindow):
             library = Library()
         self.library = library
         self.docs: dict[PdfPane, object] = {}          # pane → DocumentInfo once indexed
+        self.opened_from: dict[PdfPane, str] = {}      # pane → the file opened (a scan shows its OCR copy)
         self._pending: set[PdfPane] = set()
         self.settings = gui_settings.gui_settings()
         self._all_templates = templates.load()
@@ -208,6 +209,8 @@ class MainWindow(QMainWindow):
 
     def open_path(self, path: str, pane: PdfPane | None = None) -> None:
         pane = pane or self.pane_a
+        path = original_path(self.library, str(path))   # never our OCR copy (issue 33.2)
+        self.opened_from[pane] = path
         # a document opened (Ctrl+O, recent, the library's Open, a drop) is the one asked:
         # a scope chosen in the library before must not stick behind a different page
         self.library_scope = []
@@ -239,10 +242,12 @@ class MainWindow(QMainWindow):
         text layer, so quotes are found and highlighted on the scanned words."""
         from app.core.documents import ocr
         copy = ocr.searchable_copy(info.sha256)
-        if copy is not None and pane.path != str(copy):
-            shown = Path(info.last_path or info.path).name
+        if copy is None:
+            return
+        if pane.path != str(copy):
             pane.open(str(copy), None)
-            pane.title.setText(f"{shown} (OCR)")
+        original = info.last_path if ocr.copied_from(info.last_path) is None else info.path
+        pane.title.setText(f"{Path(original).name} (OCR)")
 
     def _on_unsearchable(self, pane: PdfPane, message: str) -> None:
         self._opening_done(pane)
@@ -493,7 +498,8 @@ class MainWindow(QMainWindow):
         s.sync()
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
-        gui_settings.set_open_documents(self.settings, [p.path for p in (self.pane_a, self.pane_b)
+        # the files opened, not what the panes show (a scan is shown from its OCR copy)
+        gui_settings.set_open_documents(self.settings, [self.opened_from.get(p, p.path) for p in (self.pane_a, self.pane_b)
                                                         if p.path and (p is self.pane_a or self.compare_mode())])
         self.save_layout()
         self.poller.stop()
