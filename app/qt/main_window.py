@@ -5,6 +5,8 @@ controller (answers), the panes (rendering) and the panels (what the user reads)
 """
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -23,6 +25,7 @@ from app.qt import export as answer_export
 from app.qt import settings as gui_settings
 from app.qt.chat_panel import ChatPanel
 from app.qt.citation_panel import CitationPanel
+from app.qt.conversations import Conversations
 from app.qt.doc_loader import DocumentLoader, original_path
 from app.qt.library_panel import LibraryPanel
 from app.qt.engine_controller import EngineController, plan_summary
@@ -66,6 +69,7 @@ class MainWindow(QMainWindow):
         self.poller = ReadingsPoller(parent=self)
         self.poller.sig_readings.connect(self.status.update_readings)
         self.actions_by_name = build_actions(self)
+        self.conversations = Conversations(self)             # the list above the transcript (issue 33)
         self.answer_export = answer_export.install(self)   # File menu: copy/export the answer
         from app.qt import model_manager
         model_manager.install(self)                          # Engine menu: Models…, Settings…
@@ -262,9 +266,8 @@ class MainWindow(QMainWindow):
         infos = self.doc_infos()
         lang = infos[0].lang if infos else "en"
         self.chat.set_templates(templates.for_language(self._all_templates, lang, compare=len(infos) > 1))
-        self.chat.set_history(history.entries(self.library.exchanges([i.id for i in infos]), infos)
-                              if infos else [])
-        self.citations.set_citations([])
+        if hasattr(self, "conversations"):      # the conversation shown of these documents, with its answers
+            self.conversations.refresh()
         self._update_notices()
         self._sync_chat()
 
@@ -333,6 +336,7 @@ class MainWindow(QMainWindow):
         self.chat.begin(question)
         self.citations.set_citations([])
         self._asked_ids = [i.id for i in infos]
+        self._asked_conversation = self.conversations.for_question()
         self.engine.ask(self.library, refs, question)
 
     def review(self, prompt_key: str, title: str) -> None:
@@ -345,6 +349,7 @@ class MainWindow(QMainWindow):
         self.chat.begin(label)
         self.citations.set_citations([])
         self._asked_ids = [i.id for i in infos]
+        self._asked_conversation = self.conversations.for_question()
         self.engine.review(self.library, self._refs(), template, label)
 
     def stop_answer(self) -> None:
@@ -400,12 +405,16 @@ class MainWindow(QMainWindow):
         evidence = getattr(answer, "evidence", None)
         cards = evidence.cards if evidence is not None else ()
         self.chat.finish(answer.text, answer.citations, history.meta_line(answer), answer.headline)
+        data = answer.to_dict()
+        self.chat.entries[-1].data, self.chat.entries[-1].when = data, time.time()   # what an export keeps
         if evidence is not None and self.chat.entries[-1].evidence is None:
             self.chat.show_evidence(evidence)      # its own job's signal did not come first
         selected = self.citations.current
         self.citations.set_citations(answer.citations, self._labels(), cards)
-        workers.run(lambda ctx, ids: self.library.add_exchange(ids, question, history.answer_json(answer)),
-                    list(self._asked_ids), on_error=lambda exc: show_error(self, exc))
+        workers.run(lambda ctx, ids, conv: self.library.add_exchange(ids, question, json.dumps(data, ensure_ascii=False),
+                                                                    conversation=conv),
+                    list(self._asked_ids), getattr(self, "_asked_conversation", None),
+                    on_done=lambda _: self.conversations.refresh_list(), on_error=lambda exc: show_error(self, exc))
         if answer.citations and answer.headline == "answer":
             self.citations.activate_citation(0)      # the backed answer's first source
         elif cards:
