@@ -42,6 +42,9 @@ class ConversationBar(QWidget):
         self.list = QListWidget(objectName="conversationList")
         self.list.setToolTip("Conversations about the documents asked; pick one to see it again")
         self.list.itemClicked.connect(self._on_item)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setTextElideMode(Qt.TextElideMode.ElideMiddle)     # the question's start, the hour
+        self.list.setUniformItemSizes(True)
         self.new_button = QPushButton("New conversation", objectName="newConversation")
         self.new_button.setToolTip("Start an empty conversation: the next question carries nothing of the others")
         self.new_button.clicked.connect(self.sig_new.emit)
@@ -70,8 +73,8 @@ class ConversationBar(QWidget):
                 self.list.setCurrentItem(item)
         self.list.blockSignals(False)
         rows = max(1, min(ROWS, len(conversations)))
-        self.list.setFixedHeight(self.list.sizeHintForRow(0) * rows + 2 * self.list.frameWidth() + 2
-                                 if conversations else 0)
+        row = self.list.fontMetrics().lineSpacing() + 6      # sizeHintForRow is 0 before the list is shown
+        self.list.setFixedHeight(row * rows + 2 * self.list.frameWidth() + 2)
         self.list.setVisible(bool(conversations))
         self.title.setText(f"Conversations ({len(conversations)})" if conversations else "Conversations")
 
