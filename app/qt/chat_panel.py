@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from app.core.answer.streaming import partial_answer, readable_answer
 from app.qt import evidence_view
+from app.qt.conversation_bar import ConversationBar
 from app.qt.scope_chips import ScopeChips
 
 
@@ -37,6 +38,8 @@ class Entry:
     status: str = ""                # before the first word: "reading 2,100 tokens ≈ 9 s", then its progress
     evidence: object = None         # app.core.answer.evidence.Evidence: shown first, before the model's part
     headline: str = "answer"        # "evidence": the model's text is not backed by its citations
+    data: dict | None = None        # the answer as stored (Answer.to_dict): what an export keeps
+    when: float | None = None       # when it was answered
 
 
 def markdown_html(text: str) -> str:
@@ -78,6 +81,7 @@ class ChatPanel(QWidget):
         self.stop_button.clicked.connect(self.sig_stop.emit)
         self.hint = QLabel("", objectName="askHint", wordWrap=True)
         self.scope = ScopeChips(self)       # the documents asked, above the question box
+        self.conversations = ConversationBar(self)   # the conversations about them, above the transcript
         self._build()
         self._render_timer = QTimer(self, singleShot=True, interval=50, timeout=self.render)
         self.render()
@@ -89,6 +93,7 @@ class ChatPanel(QWidget):
         buttons.addWidget(self.ask_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.conversations)
         layout.addWidget(self.transcript, 1)
         layout.addLayout(self.template_row)
         layout.addWidget(self.scope)
@@ -143,6 +148,7 @@ class ChatPanel(QWidget):
         can_ask = getattr(self, "_ready", False) and not self.busy()
         self.ask_button.setEnabled(can_ask)
         self.stop_button.setEnabled(self.busy())
+        self.conversations.set_enabled(not self.busy())
         for i in range(self.template_row.count()):
             widget = self.template_row.itemAt(i).widget()
             if widget:

@@ -43,7 +43,9 @@ def update(library, pane, info, context_tokens: int) -> None:
     def done(tokens: int) -> None:
         _TOKENS[info.sha256] = tokens
         shown = Path(pane.path).resolve() if pane.path else None
-        if shown in (Path(info.path).resolve(), Path(info.last_path or info.path).resolve()):
+        from app.core.documents import ocr   # a scan is shown from its OCR copy
+        if shown in (Path(info.path).resolve(), Path(info.last_path or info.path).resolve(),
+                     ocr.copy_path(info.sha256).resolve()):
             pane.set_notice(compose(info, tokens, context_tokens))
 
     workers.run(_count, library, info.id, on_done=done, on_error=lambda exc: None)

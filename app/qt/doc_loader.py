@@ -36,6 +36,24 @@ class _Opening:
     ingest_error: Exception | None = None
 
 
+def original_path(library, path: str) -> str:
+    """The file to open for `path`: the scanned original when `path` is our OCR copy of a
+    library document (a session, recent list or library row written before issue 33.2 held
+    the copy), so the document keeps its name, notice, row and conversation."""
+    from pathlib import Path
+
+    from app.core.documents import ocr
+    sha = ocr.copied_from(path)
+    if sha is None:
+        return path
+    for info in library.documents():
+        if info.sha256 == sha:
+            for candidate in (info.last_path, info.path):
+                if candidate and Path(candidate).is_file() and ocr.copied_from(candidate) is None:
+                    return candidate
+    return path     # the original is gone: the copy is shown, indexed as the original's row
+
+
 def _index(ctx, library, path: str, password: str | None):
     # searchable first; its tables are found by the background pass before its vectors (_embed)
     return library.add(path, password=password, progress=ctx.progress, tables_later=True)

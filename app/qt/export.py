@@ -1,4 +1,5 @@
-"""Copy and export of the last answer with its citations (File menu): Markdown, PDF memo.
+"""Copy and export of the last answer, or of the whole conversation on screen, with citations
+(File menu): Markdown, PDF memo.
 The formatting is app/core/answer/export.py; here: the menu, the file dialog (named after the
 document asked, in the last folder an answer was exported to), the clipboard."""
 from __future__ import annotations
@@ -26,13 +27,24 @@ class AnswerExport:
         self.actions = []
         for label, slot, name in (("&Copy answer with citations", self.copy, "copy_answer"),
                                   ("Export answer as &Markdown…", self.save_markdown, "export_markdown"),
-                                  ("Export answer as PDF &memo…", self.save_pdf, "export_pdf")):
+                                  ("Export answer as PDF &memo…", self.save_pdf, "export_pdf"),
+                                  ("Export conversation as Mar&kdown…", self.save_conversation_markdown,
+                                   "export_conversation_markdown"),
+                                  ("Export conversation as PDF mem&o…", self.save_conversation_pdf,
+                                   "export_conversation_pdf")):
             action = QAction(label, window)
             action.triggered.connect(slot)
             action.setEnabled(False)
             menu.insertAction(first, action) if first else menu.addAction(action)
             window.actions_by_name[name] = action
             self.actions.append(action)
+        self.actions, self.whole = self.actions[:3], self.actions[3:]   # the last answer; the conversation
+        menu.aboutToShow.connect(self.sync_actions)
+
+    def sync_actions(self) -> None:
+        """The conversation's exports whenever one is on screen (restored ones too)."""
+        for action in self.whole:
+            action.setEnabled(bool(self.conversation()))
 
     def _on_answer(self, question: str, answer) -> None:
         self.documents = [Path(i.last_path or i.path).name for i in self.window.doc_infos()]
@@ -74,7 +86,48 @@ class AnswerExport:
             show_error(self.window, exc, "The memo was not saved")
             return None
 
-    def default_path(self, suffix: str) -> Path:
+    # -- the whole conversation ------------------------------------------------------
+    def conversation(self) -> list[tuple[str, dict, float | None]]:
+        """Every answered question on screen, in order: (question, answer dict, when)."""
+        return [(e.question, e.data, e.when) for e in self.window.chat.entries
+                if e.state == "done" and e.data is not None]
+
+    def conversation_title(self) -> str:
+        names = [Path(i.last_path or i.path).name for i in self.window.doc_infos()] or self.documents
+        return "Conversation about " + (" and ".join(names[:3]) or "the documents")
+
+    def conversation_markdown(self) -> str:
+        return formats.conversation_markdown(self.conversation_title(), self.conversation())
+
+    def save_conversation_markdown(self, path: str | None = None) -> Path | None:
+        if not self.conversation():
+            return None
+        target = path or self._ask_path("Markdown (*.md)", ".md", "conversation")
+        if not target:
+            return None
+        try:
+            Path(target).write_text(self.conversation_markdown(), encoding="utf-8")
+        except OSError as exc:
+            show_error(self.window, exc, "The conversation was not saved")
+            return None
+        self._remember_folder(target)
+        return Path(target)
+
+    def save_conversation_pdf(self, path: str | None = None) -> Path | None:
+        if not self.conversation():
+            return None
+        target = path or self._ask_path("PDF (*.pdf)", ".pdf", "conversation")
+        if not target:
+            return None
+        try:
+            saved = formats.conversation_pdf(self.conversation_title(), self.conversation(), Path(target))
+            self._remember_folder(target)
+            return saved
+        except Exception as exc:  # noqa: BLE001 - one line to the user, never a traceback
+            show_error(self.window, exc, "The memo was not saved")
+            return None
+
+    def default_path(self, suffix: str, what: str = "answer") -> Path:
         """Where the save dialog starts: the last folder exported to (else the document's own
         folder, else home), named after the documents asked ("common-paper-mnda answer.md")."""
         folder = self.window.settings.value("export/folder", "")
@@ -82,15 +135,16 @@ class AnswerExport:
             infos = self.window.doc_infos()
             folder = str(Path(infos[0].last_path or infos[0].path).parent) if infos else str(Path.home())
             folder = folder if Path(folder).is_dir() else str(Path.home())
-        stems = " + ".join(Path(name).stem for name in self.documents[:3]) or "Pagewise"
-        name = re.sub(r'[\\/:*?"<>|]+', " ", f"{stems} answer").strip()
+        names = self.documents or [Path(i.last_path or i.path).name for i in self.window.doc_infos()]
+        stems = " + ".join(Path(name).stem for name in names[:3]) or "Pagewise"
+        name = re.sub(r'[\\/:*?"<>|]+', " ", f"{stems} {what}").strip()
         return Path(folder) / f"{name}{suffix}"
 
     def _remember_folder(self, target: str) -> None:
         self.window.settings.setValue("export/folder", str(Path(target).resolve().parent))
 
-    def _ask_path(self, kind: str, suffix: str) -> str:
-        path, _ = QFileDialog.getSaveFileName(self.window, "Export answer", str(self.default_path(suffix)), kind)
+    def _ask_path(self, kind: str, suffix: str, what: str = "answer") -> str:
+        path, _ = QFileDialog.getSaveFileName(self.window, f"Export {what}", str(self.default_path(suffix, what)), kind)
         if path and not path.endswith(suffix):
             path += suffix
         return path

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from app.core.answer.citations import Citation
@@ -13,13 +14,27 @@ def answer_json(answer) -> str:
     return json.dumps(answer.to_dict(), ensure_ascii=False)
 
 
+_STARTED = time.time()     # exchanges older than this were answered in an earlier session
+
+
+def timing_parts(mode: str, ttft_s: float | None, total_s: float | None, model: str) -> list[str]:
+    """'retrieval', 'first words in 1.5 s', '4.2 s in all', the model: said the same for an
+    answer just given and one restored from the library."""
+    parts = [mode] if mode else []
+    if ttft_s is not None:
+        parts.append(f"first words in {ttft_s:.1f} s")
+    if total_s is not None:
+        parts.append(f"{total_s:.1f} s in all" if ttft_s is not None else f"{total_s:.1f} s")
+    if model:
+        parts.append(Path(model).name)
+    return parts
+
+
 def meta_line(answer) -> str:
-    """'retrieval · 2.4 s · llamacpp smollm2' under each answer."""
-    parts = [answer.mode]
-    if answer.timing is not None:
-        parts.append(f"{answer.timing.total_s:.1f} s")
-    if answer.engine is not None and answer.engine.model:
-        parts.append(answer.engine.model)
+    """'retrieval · first words in 1.5 s · 2.4 s in all · smollm2' under each answer."""
+    timing = answer.timing
+    parts = timing_parts(answer.mode, getattr(timing, "ttft_s", None), getattr(timing, "total_s", None),
+                         answer.engine.model if answer.engine is not None else "")
     unverified = sum(1 for c in answer.citations if not c.verified)
     if unverified:
         parts.append(f"{unverified} unverified citation{'s' if unverified > 1 else ''}")
@@ -78,10 +93,32 @@ def entries(exchanges: list, docs: list) -> list[Entry]:
         except ValueError:
             result.append(Entry(ex.question, meta="(stored answer unreadable)", state="failed"))
             continue
-        mode = data.get("mode", "")
         text, cut = readable_answer(str(data.get("answer", "")))
-        meta = " · ".join(p for p in (mode, "answer cut off" if cut else "", "earlier session") if p)
-        result.append(Entry(ex.question, text, citations_from(data, docs), meta=meta, state="done",
-                            evidence=evidence_from(ex.question, data, docs),
-                            headline=str(data.get("headline", "answer"))))
+        result.append(Entry(ex.question, text, citations_from(data, docs), meta=stored_meta(data, ex, cut),
+                            state="done", evidence=evidence_from(ex.question, data, docs),
+                            headline=str(data.get("headline", "answer")), data=data, when=ex.created_at))
     return result
+
+
+def stored_meta(data: dict, ex, cut: bool = False) -> str:
+    """The line under a restored answer: its timings and model as when it was given, then its
+    warnings, as meta_line said them."""
+    timing, engine = data.get("timing") or {}, data.get("engine") or {}
+    parts = timing_parts(str(data.get("mode", "")), _number(timing.get("ttft_s")), _number(timing.get("total_s")),
+                         str(engine.get("model") or ""))
+    unverified = sum(1 for c in data.get("citations") or [] if not c.get("verified"))
+    if unverified:
+        parts.append(f"{unverified} unverified citation{'s' if unverified > 1 else ''}")
+    if cut:
+        parts.append("answer cut off")
+    if ex.created_at < _STARTED:
+        parts.append("earlier session")
+    warnings = [str(w) for w in data.get("warnings") or [] if str(w).strip()]
+    return "\n".join([" · ".join(parts)] + warnings)
+
+
+def _number(value) -> float | None:
+    try:
+        return None if value is None else float(value)
+    except (TypeError, ValueError):
+        return None

@@ -5,6 +5,8 @@ controller (answers), the panes (rendering) and the panels (what the user reads)
 """
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -23,7 +25,8 @@ from app.qt import export as answer_export
 from app.qt import settings as gui_settings
 from app.qt.chat_panel import ChatPanel
 from app.qt.citation_panel import CitationPanel
-from app.qt.doc_loader import DocumentLoader
+from app.qt.conversations import Conversations
+from app.qt.doc_loader import DocumentLoader, original_path
 from app.qt.library_panel import LibraryPanel
 from app.qt.engine_controller import EngineController, plan_summary
 from app.qt.errors import one_line, show_error
@@ -52,6 +55,7 @@ class MainWindow(QMainWindow):
             library = Library()
         self.library = library
         self.docs: dict[PdfPane, object] = {}          # pane → DocumentInfo once indexed
+        self.opened_from: dict[PdfPane, str] = {}      # pane → the file opened (a scan shows its OCR copy)
         self._pending: set[PdfPane] = set()
         self.settings = gui_settings.gui_settings()
         self._all_templates = templates.load()
@@ -65,6 +69,7 @@ class MainWindow(QMainWindow):
         self.poller = ReadingsPoller(parent=self)
         self.poller.sig_readings.connect(self.status.update_readings)
         self.actions_by_name = build_actions(self)
+        self.conversations = Conversations(self)             # the list above the transcript (issue 33)
         self.answer_export = answer_export.install(self)   # File menu: copy/export the answer
         from app.qt import model_manager
         model_manager.install(self)                          # Engine menu: Models…, Settings…
@@ -208,6 +213,8 @@ class MainWindow(QMainWindow):
 
     def open_path(self, path: str, pane: PdfPane | None = None) -> None:
         pane = pane or self.pane_a
+        path = original_path(self.library, str(path))   # never our OCR copy (issue 33.2)
+        self.opened_from[pane] = path
         # a document opened (Ctrl+O, recent, the library's Open, a drop) is the one asked:
         # a scope chosen in the library before must not stick behind a different page
         self.library_scope = []
@@ -239,10 +246,12 @@ class MainWindow(QMainWindow):
         text layer, so quotes are found and highlighted on the scanned words."""
         from app.core.documents import ocr
         copy = ocr.searchable_copy(info.sha256)
-        if copy is not None and pane.path != str(copy):
-            shown = Path(info.last_path or info.path).name
+        if copy is None:
+            return
+        if pane.path != str(copy):
             pane.open(str(copy), None)
-            pane.title.setText(f"{shown} (OCR)")
+        original = info.last_path if ocr.copied_from(info.last_path) is None else info.path
+        pane.title.setText(f"{Path(original).name} (OCR)")
 
     def _on_unsearchable(self, pane: PdfPane, message: str) -> None:
         self._opening_done(pane)
@@ -257,9 +266,8 @@ class MainWindow(QMainWindow):
         infos = self.doc_infos()
         lang = infos[0].lang if infos else "en"
         self.chat.set_templates(templates.for_language(self._all_templates, lang, compare=len(infos) > 1))
-        self.chat.set_history(history.entries(self.library.exchanges([i.id for i in infos]), infos)
-                              if infos else [])
-        self.citations.set_citations([])
+        if hasattr(self, "conversations"):      # the conversation shown of these documents, with its answers
+            self.conversations.refresh()
         self._update_notices()
         self._sync_chat()
 
@@ -328,6 +336,7 @@ class MainWindow(QMainWindow):
         self.chat.begin(question)
         self.citations.set_citations([])
         self._asked_ids = [i.id for i in infos]
+        self._asked_conversation = self.conversations.for_question()
         self.engine.ask(self.library, refs, question)
 
     def review(self, prompt_key: str, title: str) -> None:
@@ -340,6 +349,7 @@ class MainWindow(QMainWindow):
         self.chat.begin(label)
         self.citations.set_citations([])
         self._asked_ids = [i.id for i in infos]
+        self._asked_conversation = self.conversations.for_question()
         self.engine.review(self.library, self._refs(), template, label)
 
     def stop_answer(self) -> None:
@@ -395,12 +405,16 @@ class MainWindow(QMainWindow):
         evidence = getattr(answer, "evidence", None)
         cards = evidence.cards if evidence is not None else ()
         self.chat.finish(answer.text, answer.citations, history.meta_line(answer), answer.headline)
+        data = answer.to_dict()
+        self.chat.entries[-1].data, self.chat.entries[-1].when = data, time.time()   # what an export keeps
         if evidence is not None and self.chat.entries[-1].evidence is None:
             self.chat.show_evidence(evidence)      # its own job's signal did not come first
         selected = self.citations.current
         self.citations.set_citations(answer.citations, self._labels(), cards)
-        workers.run(lambda ctx, ids: self.library.add_exchange(ids, question, history.answer_json(answer)),
-                    list(self._asked_ids), on_error=lambda exc: show_error(self, exc))
+        workers.run(lambda ctx, ids, conv: self.library.add_exchange(ids, question, json.dumps(data, ensure_ascii=False),
+                                                                    conversation=conv),
+                    list(self._asked_ids), getattr(self, "_asked_conversation", None),
+                    on_done=lambda _: self.conversations.refresh_list(), on_error=lambda exc: show_error(self, exc))
         if answer.citations and answer.headline == "answer":
             self.citations.activate_citation(0)      # the backed answer's first source
         elif cards:
@@ -493,7 +507,8 @@ class MainWindow(QMainWindow):
         s.sync()
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
-        gui_settings.set_open_documents(self.settings, [p.path for p in (self.pane_a, self.pane_b)
+        # the files opened, not what the panes show (a scan is shown from its OCR copy)
+        gui_settings.set_open_documents(self.settings, [self.opened_from.get(p, p.path) for p in (self.pane_a, self.pane_b)
                                                         if p.path and (p is self.pane_a or self.compare_mode())])
         self.save_layout()
         self.poller.stop()

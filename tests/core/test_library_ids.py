@@ -42,8 +42,9 @@ def _v2_copy(source, db) -> None:
             con.execute(statement)
     con.execute("PRAGMA user_version=2")
     con.execute("ATTACH ? AS src", (str(source),))
-    for table in ("documents", "pages", "chunks", "exchanges", "exchange_docs"):
+    for table in ("documents", "pages", "chunks", "exchange_docs"):
         con.execute(f"INSERT INTO {table} SELECT * FROM src.{table}")
+    con.execute("INSERT INTO exchanges SELECT id, doc_key, question, answer_json, created_at FROM src.exchanges")
     con.execute("INSERT INTO chunk_fts(rowid, body, section, heading, title) "
                 "SELECT rowid, body, section, heading, title FROM src.chunk_fts")
     con.execute("INSERT INTO chunk_vectors SELECT id, 'm', x'00' FROM chunks")
@@ -63,7 +64,7 @@ def test_a_v2_library_migrates_keeping_everything(corpus, tmp_path):
 
     lib = Library(db)
     con = sqlite3.connect(db)
-    assert con.execute("PRAGMA user_version").fetchone()[0] == len(schema.MIGRATIONS) == 3
+    assert con.execute("PRAGMA user_version").fetchone()[0] == len(schema.MIGRATIONS) == 4
     assert "AUTOINCREMENT" in con.execute("SELECT sql FROM sqlite_master WHERE name = 'documents'").fetchone()[0]
     assert con.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0] == before[2]
     assert con.execute("PRAGMA foreign_key_check").fetchall() == []

@@ -56,6 +56,7 @@ class Conversation:
     last_prompt_tokens: int = 0   # the last prompt's size and its reply's: what the engine holds
     last_reply_tokens: int = 0
     restarts: int = 0             # times the context overflowed and a new one began
+    thread: int = 0               # the library's conversation id (0: the set's one context of old)
 
     # --- what is in the context ---------------------------------------------------------------
     def passages(self) -> list[Passage]:
@@ -126,19 +127,23 @@ class Conversation:
         return cls(**known, turns=turns)
 
 
-def _path(doc_ids: list[int], model: str) -> Path:
-    key = hashlib.sha1(f"{model}:{sorted(doc_ids)}".encode()).hexdigest()[:16]
+def _path(doc_ids: list[int], model: str, thread: int = 0) -> Path:
+    named = f"{model}:{sorted(doc_ids)}" + (f":{thread}" if thread else "")
+    key = hashlib.sha1(named.encode()).hexdigest()[:16]
     return paths.cache_dir() / "conversations" / f"{key}.json"
 
 
-def load(doc_ids: list[int], model: str) -> Conversation:
-    """The conversation last held about these documents with this model, or a new one."""
+def load(doc_ids: list[int], model: str, thread: int = 0) -> Conversation:
+    """The context last held in this conversation (`thread`: the library's conversation id)
+    about these documents with this model, or a new one."""
     try:
-        conv = Conversation.from_dict(json.loads(_path(doc_ids, model).read_text(encoding="utf-8")))
+        conv = Conversation.from_dict(json.loads(_path(doc_ids, model, thread).read_text(encoding="utf-8")))
     except (OSError, ValueError, TypeError, KeyError):
-        return Conversation()
-    return conv if sorted(conv.doc_ids) == sorted(doc_ids) else Conversation()
+        return Conversation(thread=thread)
+    fits = sorted(conv.doc_ids) == sorted(doc_ids) and conv.thread == thread
+    return conv if fits else Conversation(thread=thread)
 
 
 def save(conv: Conversation, model: str) -> None:
-    atomic_write(_path(list(conv.doc_ids), model), json.dumps(conv.to_dict(), ensure_ascii=False))
+    atomic_write(_path(list(conv.doc_ids), model, conv.thread),
+                 json.dumps(conv.to_dict(), ensure_ascii=False))

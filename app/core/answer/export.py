@@ -51,24 +51,33 @@ def _model_heading(answer: dict) -> str | None:
     return "Answer" if answer.get("headline", "answer") == "answer" else NOT_BACKED
 
 
+def _stamp(when: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(time.time() if when is None else when))
+
+
 def to_markdown(question: str, answer: dict, when: float | None = None) -> str:
-    stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(time.time() if when is None else when))
-    lines = [f"# {question.strip() or 'Answer'}", "", f"*{_made_by(answer, stamp)}*", ""]
+    return "\n".join(_exchange_markdown(question, answer, _stamp(when), level=1))
+
+
+def _exchange_markdown(question: str, answer: dict, stamp: str, level: int) -> list[str]:
+    """One question and its answer; its title at heading `level`, its parts one level under."""
+    top, sub = "#" * level, "#" * (level + 1)
+    lines = [f"{top} {question.strip() or 'Answer'}", "", f"*{_made_by(answer, stamp)}{_timing(answer)}*", ""]
     lines += [f"> ⚠ {w}" for w in _warnings(answer)] + ([""] if _warnings(answer) else [])
     heading, cards = _evidence(answer)
     if cards:             # evidence first: the page's own words, then the model's part
-        lines += [f"## {heading}", ""]
+        lines += [f"{sub} {heading}", ""]
         for n, card in enumerate(cards, start=1):
             quote = " ".join(str(card.get("quote", "")).split()).replace("*", r"\*")
             lines.append(f"E{n}. **{_card_line(card)}** [verified]: “{quote}”")
         lines.append("")
     model = _model_heading(answer)
     if model:
-        lines += [f"## {model}", ""]
+        lines += [f"{sub} {model}", ""]
     lines += [(answer.get("answer") or "(no answer)").strip(), ""]
     cites = answer.get("citations") or []
     if cites:
-        lines += ["## Citations", ""]
+        lines += [f"{sub} Citations", ""]
         for n, c in enumerate(cites, start=1):
             badge = Badge.of(c).text()      # "verified; does not obviously support the answer"
             note = f" ({c['note']})" if c.get("note") else ""
@@ -78,36 +87,78 @@ def to_markdown(question: str, answer: dict, when: float | None = None) -> str:
         lines.append("")
     else:
         lines += ["*No citations.*", ""]
+    return lines
+
+
+def _timing(answer: dict) -> str:
+    """ " · first words in 1.5 s · 4.2 s in all" (what the window said under the answer)."""
+    timing = answer.get("timing") or {}
+    parts = []
+    if timing.get("ttft_s") is not None:
+        parts.append(f"first words in {float(timing['ttft_s']):.1f} s")
+    if timing.get("total_s") is not None:
+        parts.append(f"{float(timing['total_s']):.1f} s in all")
+    return "".join(f" · {p}" for p in parts)
+
+
+def conversation_markdown(title_text: str, exchanges: list[tuple[str, dict, float | None]]) -> str:
+    """A whole conversation: its title, then every question with its answer, in order (each
+    with its model, timing, warnings, evidence and citations with their support flags)."""
+    lines = [f"# {title_text.strip() or 'Conversation'}", "",
+             f"*Pagewise, {_stamp(None)} · {len(exchanges)} question{'s' if len(exchanges) != 1 else ''}*", ""]
+    for question, answer, when in exchanges:
+        lines += _exchange_markdown(question, answer, _stamp(when), level=2)
     return "\n".join(lines)
 
 
 def to_pdf(question: str, answer: dict, dest: Path, when: float | None = None) -> Path:
     """A memo: question, answer, numbered citations with document and page references."""
-    import pymupdf
-    stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(time.time() if when is None else when))
+    body = _exchange_html(question, answer, _stamp(when), "h2", "h3")
+    return _write_pdf(body, dest, title(question), _made_by(answer, _stamp(when)))
+
+
+def conversation_pdf(title_text: str, exchanges: list[tuple[str, dict, float | None]], dest: Path) -> Path:
+    """A memo of a whole conversation: every question with its answer, as conversation_markdown."""
+    made = f"Pagewise, {_stamp(None)} · {len(exchanges)} question{'s' if len(exchanges) != 1 else ''}"
+    body = [f"<h1>{html.escape(title_text.strip() or 'Conversation')}</h1>",
+            f"<p style='color:#666'><i>{html.escape(made)}</i></p>"]
+    for question, answer, when in exchanges:
+        body += ["<hr/>"] + _exchange_html(question, answer, _stamp(when), "h2", "h3")
+    return _write_pdf(body, dest, title(title_text), made)
+
+
+def _exchange_html(question: str, answer: dict, stamp: str, top: str, sub: str) -> list[str]:
     esc = html.escape
-    parts = [f"<h2>{esc(question.strip() or 'Answer')}</h2>",
-             f"<p style='color:#666'><i>{esc(_made_by(answer, stamp))}</i></p>"]
+    parts = [f"<{top}>{esc(question.strip() or 'Answer')}</{top}>",
+             f"<p style='color:#666'><i>{esc(_made_by(answer, stamp) + _timing(answer))}</i></p>"]
     parts += [f"<p style='color:#b9770e'><b>⚠ {esc(w)}</b></p>" for w in _warnings(answer)]
     heading, cards = _evidence(answer)
     if cards:             # evidence first: the page's own words, then the model's part
-        parts.append(f"<h3>{esc(heading)}</h3><ol>")
+        parts.append(f"<{sub}>{esc(heading)}</{sub}><ol>")
         parts += [f"<li><b>{esc(_card_line(c))}</b> [verified]: “{esc(' '.join(str(c.get('quote', '')).split()))}”</li>"
                   for c in cards]
         parts.append("</ol>")
     model = _model_heading(answer)
     if model:
-        parts.append(f"<h3>{esc(model)}</h3>")
+        parts.append(f"<{sub}>{esc(model)}</{sub}>")
     parts += [f"<p>{esc(p)}</p>" for p in (answer.get("answer") or "(no answer)").split("\n") if p.strip()]
     cites = answer.get("citations") or []
     if cites:
-        parts.append("<h3>Citations</h3><ol>")
+        parts.append(f"<{sub}>Citations</{sub}><ol>")
         for c in cites:
             badge = Badge.of(c).text()
             parts.append(f"<li><b>{esc(Path(str(c.get('doc', ''))).name)}, p. {c.get('page')}</b> "
                          f"[{badge}]: “{esc(' '.join(str(c.get('quote', '')).split()))}”</li>")
         parts.append("</ol>")
-    css = "* {font-family: sans-serif; font-size: 11px;} h2 {font-size: 16px;} h3 {font-size: 13px;}"
+    else:
+        parts.append("<p><i>No citations.</i></p>")
+    return parts
+
+
+def _write_pdf(parts: list[str], dest: Path, doc_title: str, subject: str) -> Path:
+    import pymupdf
+    css = ("* {font-family: sans-serif; font-size: 11px;} h1 {font-size: 18px;} h2 {font-size: 16px;}"
+           " h3 {font-size: 13px;}")
     story = pymupdf.Story(html="".join(parts), user_css=css)
     writer = pymupdf.DocumentWriter(str(dest))
     page_rect, body = pymupdf.paper_rect("a4"), pymupdf.paper_rect("a4") + (56, 56, -56, -56)
@@ -119,7 +170,7 @@ def to_pdf(question: str, answer: dict, dest: Path, when: float | None = None) -
         writer.end_page()
     writer.close()
     with pymupdf.open(dest) as doc:       # a title, not "untitled", in every PDF reader
-        doc.set_metadata({"title": title(question), "author": "Pagewise", "creator": "Pagewise",
-                          "subject": _made_by(answer, stamp)})
+        doc.set_metadata({"title": doc_title, "author": "Pagewise", "creator": "Pagewise",
+                          "subject": subject})
         doc.saveIncr()
     return dest

@@ -254,6 +254,19 @@ def copy_path(sha256: str) -> Path:
     return paths.ocr_dir() / f"{sha256}.pdf"
 
 
+def copied_from(path: str | Path) -> str | None:
+    """The SHA-256 of the document whose searchable copy `path` is, or None: the copy is only
+    a way of showing that document, never a document of its own (issue 33.2)."""
+    path = Path(path)
+    if not re.fullmatch(r"[0-9a-f]{64}\.pdf", path.name):
+        return None
+    try:
+        inside = path.resolve().parent == paths.ocr_dir().resolve()
+    except OSError:
+        return None
+    return path.stem if inside else None
+
+
 def searchable_copy(sha256: str) -> Path | None:
     """The copy the viewer should show instead of the original, if OCR made one."""
     path = copy_path(sha256)

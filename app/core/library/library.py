@@ -12,6 +12,7 @@ from typing import Callable
 
 from app.core import paths
 from app.core.db import transaction
+from app.core.documents import ocr
 from app.core.documents.errors import DocumentError
 from app.core.documents.ingest import Ingested, ingest
 from app.core.documents.pdf import read_file
@@ -38,6 +39,18 @@ class Exchange:
     question: str
     answer_json: str
     created_at: float
+    conversation_id: int | None = None
+
+
+@dataclass(frozen=True)
+class ConversationSummary:
+    """One conversation about a document set, as a list shows it."""
+    id: int
+    doc_ids: tuple[int, ...]
+    created_at: float
+    exchanges: int
+    first_question: str         # "" while nothing was asked in it
+    last_at: float              # the last answer's time (created_at while empty)
 
 
 NAMED_SHARE = 0.5   # a named document has at least this share of the best name match
@@ -57,6 +70,9 @@ class Library:
             progress: Callable[[int, int], None] | None = None, tables_later: bool = False) -> DocumentInfo:
         """Index a PDF (or return it at once if a file with the same SHA-256 is indexed).
         `tables_later`: searchable sooner, its tables found by the next embed() (table_pass)."""
+        copy_of = ocr.copied_from(path)    # our own OCR copy: the scanned document's row, as it is
+        if copy_of is not None and self._find(copy_of) is not None:
+            return self.get(self._find(copy_of))
         raw = read_file(path)
         known = self._find(raw.sha256)
         if known is not None:
@@ -139,6 +155,8 @@ class Library:
                             "(SELECT id FROM chunks WHERE doc_id = ?)", (doc_id,))
                 con.execute("DELETE FROM exchanges WHERE id IN (SELECT exchange_id FROM "
                             "exchange_docs WHERE doc_id = ?)", (doc_id,))
+                con.execute("DELETE FROM conversations WHERE ',' || doc_key || ',' LIKE ?",
+                            (f"%,{int(doc_id)},%",))
                 con.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
 
     # --- content -----------------------------------------------------------------
@@ -223,11 +241,13 @@ class Library:
         return dense.missing_count(self._con, self._lock, doc_ids) if dense.available() else 0
 
     # --- chat history ------------------------------------------------------------
-    def add_exchange(self, doc_ids: list[int], question: str, answer_json: str) -> int | None:
-        """Save a finished answer in the history of its documents. A document removed while
-        the answer was being computed (`library remove` from another process) drops out of
-        the set; with none left there is no history to keep it in: None, nothing raised, so
-        the answer still reaches the user."""
+    def add_exchange(self, doc_ids: list[int], question: str, answer_json: str,
+                     conversation: int | None = None) -> int | None:
+        """Save a finished answer in the history of its documents: in `conversation`, or
+        (None) in the set's latest one. A document removed while the answer was being computed
+        (`library remove` from another process) drops out of the set, and the answer goes to a
+        conversation of what is left; with none left there is no history to keep it in: None,
+        nothing raised, so the answer still reaches the user."""
         with self._lock:
             con = self._con
             with transaction(con):
@@ -237,19 +257,55 @@ class Library:
                 ids = sorted(present)
                 if not ids:
                     return None
-                ex_id = con.execute("INSERT INTO exchanges(doc_key, question, answer_json, created_at)"
-                                    " VALUES (?,?,?,?)", (_doc_key(ids), question, answer_json,
-                                                          time.time())).lastrowid
+                conv_id = self._conversation_for(_doc_key(ids), conversation)
+                ex_id = con.execute("INSERT INTO exchanges(doc_key, question, answer_json, created_at,"
+                                    " conversation_id) VALUES (?,?,?,?,?)",
+                                    (_doc_key(ids), question, answer_json, time.time(), conv_id)).lastrowid
                 con.executemany("INSERT INTO exchange_docs VALUES (?,?)", [(ex_id, d) for d in ids])
         return ex_id
 
-    def exchanges(self, doc_ids: list[int]) -> list[Exchange]:
-        """Chat history for exactly this set of documents, oldest first."""
+    def _conversation_for(self, key: str, wanted: int | None) -> int:
+        """`wanted` if it is a conversation about this set, else the set's latest (new if none)."""
+        con = self._con
+        if wanted is not None and con.execute("SELECT 1 FROM conversations WHERE id = ? AND doc_key = ?",
+                                              (wanted, key)).fetchone():
+            return wanted
+        row = None if wanted is not None else con.execute(
+            "SELECT id FROM conversations WHERE doc_key = ? ORDER BY id DESC LIMIT 1", (key,)).fetchone()
+        if row:
+            return row[0]
+        return con.execute("INSERT INTO conversations(doc_key, created_at) VALUES (?,?)",
+                           (key, time.time())).lastrowid
+
+    def new_conversation(self, doc_ids: list[int]) -> int:
+        """An empty conversation about this set; it becomes the set's latest."""
+        with self._lock:
+            return self._con.execute("INSERT INTO conversations(doc_key, created_at) VALUES (?,?)",
+                                     (_doc_key(doc_ids), time.time())).lastrowid
+
+    def conversations(self, doc_ids: list[int]) -> list[ConversationSummary]:
+        """The conversations about exactly this set of documents, the most recently used first."""
         ids = tuple(sorted(set(doc_ids)))
         with self._lock:
-            rows = self._con.execute("SELECT id, question, answer_json, created_at FROM exchanges "
-                                     "WHERE doc_key = ? ORDER BY id", (_doc_key(ids),)).fetchall()
-        return [Exchange(r[0], ids, r[1], r[2], r[3]) for r in rows]
+            rows = self._con.execute(
+                "SELECT c.id, c.created_at, count(e.id), coalesce(max(e.created_at), c.created_at),"
+                " (SELECT question FROM exchanges WHERE conversation_id = c.id ORDER BY id LIMIT 1)"
+                " FROM conversations c LEFT JOIN exchanges e ON e.conversation_id = c.id"
+                " WHERE c.doc_key = ? GROUP BY c.id", (_doc_key(ids),)).fetchall()
+        found = [ConversationSummary(r[0], ids, r[1], r[2], r[4] or "", r[3]) for r in rows]
+        return sorted(found, key=lambda c: (c.last_at, c.id), reverse=True)
+
+    def exchanges(self, doc_ids: list[int], conversation: int | None = None) -> list[Exchange]:
+        """Chat history for exactly this set of documents, oldest first: all of it, or one
+        conversation's."""
+        ids = tuple(sorted(set(doc_ids)))
+        where, args = "doc_key = ?", [_doc_key(ids)]
+        if conversation is not None:
+            where, args = where + " AND conversation_id = ?", args + [conversation]
+        with self._lock:
+            rows = self._con.execute("SELECT id, question, answer_json, created_at, conversation_id"
+                                     f" FROM exchanges WHERE {where} ORDER BY id", args).fetchall()
+        return [Exchange(r[0], ids, r[1], r[2], r[3], r[4]) for r in rows]
 
     def close(self) -> None:
         with self._lock:

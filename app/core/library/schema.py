@@ -113,6 +113,22 @@ MIGRATIONS: list[str] = [
     ALTER TABLE chunks_v3 RENAME TO chunks;
     CREATE INDEX chunks_doc ON chunks(doc_id, ordinal);
     """,
+    # v4: several conversations per document set (issue 33). Each exchange belongs to one; the
+    # history a set had so far becomes its first conversation.
+    """
+    CREATE TABLE conversations (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        doc_key     TEXT NOT NULL,          -- sorted document ids, "3,7", as exchanges.doc_key
+        created_at  REAL NOT NULL
+    );
+    CREATE INDEX conversations_docs ON conversations(doc_key, id);
+    ALTER TABLE exchanges ADD COLUMN conversation_id INTEGER REFERENCES conversations(id) ON DELETE CASCADE;
+    INSERT INTO conversations(doc_key, created_at)
+        SELECT doc_key, min(created_at) FROM exchanges GROUP BY doc_key ORDER BY min(id);
+    UPDATE exchanges SET conversation_id =
+        (SELECT c.id FROM conversations c WHERE c.doc_key = exchanges.doc_key);
+    CREATE INDEX exchanges_conversation ON exchanges(conversation_id, id);
+    """,
 ]
 
 
