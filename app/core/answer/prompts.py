@@ -80,11 +80,9 @@ def template(name: str) -> str:
 # answered a Chinese question in English (issue 33), the question's own "请用中文回答" not
 # being enough against thousands of English words before it.
 ANSWER_LANGUAGE = {
-    "zh": "The documents are in English, but the question is in Chinese: write the answer in Chinese "
-          "(简体中文); copy the quotes exactly as printed, in English.\n"
-          "文件是英文的，但问题是中文：answer 必须用中文写；quote 照抄页面原文（英文），不要翻译。",
-    "en": "The documents are in Chinese, but the question is in English: write the answer in English; "
-          "copy the quotes exactly as printed, in Chinese.",
+    "zh": "文件是英文的，问题是中文：answer 用简体中文写；quote 照抄页面英文原文，不要翻译。",
+    "en": "The documents are in Chinese, the question in English: write the answer in English; "
+          "copy each quote exactly as printed, in Chinese.",
 }
 
 
