@@ -84,9 +84,20 @@ EXACT: dict[str, str] = {
     "Import GGUF file…": "导入 GGUF 文件…", "Import AWQ folder…": "导入 AWQ 文件夹…", "Use this model": "使用此模型",
     "Close": "关闭", "yes": "是", "—": "—", "needs an NVIDIA GPU (vLLM)": "需要 NVIDIA GPU (vLLM)",
     "Reading the document…": "正在读取文档…", "The engine failed to start (see the status bar).": "引擎未能启动（见状态栏）。",
-    "Import a GGUF model": "导入 GGUF 模型", "Import an AWQ model folder": "导入 AWQ 模型文件夹",
+    "Import a GGUF model": "导入 GGUF 模型",
+    # what each catalogue model is good for (models.toml good_for)
+    "trying Pagewise out: built in, no download, but often wrong — not for real work": "试用 Pagewise：内置、无需下载，但常出错——不适合正式工作",
+    "quick answers on a small NVIDIA GPU (4 GB+); English and Chinese": "在小型 NVIDIA GPU（4 GB 以上）上快速回答；中英文皆可",
+    "short questions on a laptop CPU or small GPU; English and Chinese": "在笔记本 CPU 或小型 GPU 上回答简短问题；中英文皆可",
+    "reliable answers and reviews on an 8–12 GB GPU; English and Chinese": "在 8–12 GB GPU 上给出可靠的回答和审阅；中英文皆可",
+    "reliable answers on a fast CPU (16 GB RAM) or partial GPU; English and Chinese": "在快速 CPU（16 GB 内存）或部分 GPU 上给出可靠回答；中英文皆可",
+    "careful reading of long contracts on a GPU or fast CPU; English and Chinese": "在 GPU 或快速 CPU 上细读长合同；中英文皆可",
+    "the most careful answers and clause comparisons on a 16–24 GB GPU": "在 16–24 GB GPU 上给出最严谨的回答和条款对比",
+    "the most careful answers where 12 GB+ VRAM or 24 GB RAM and patience allow": "有 12 GB 以上显存或 24 GB 内存且不怕等待时，回答最严谨", "Import an AWQ model folder": "导入 AWQ 模型文件夹",
 }
 
+UNITS = {"s": "秒", "min": "分钟"}
+KINDS = {"measured": "实测", "estimated": "估计"}
 STATES = {"stopped": "已停止", "launching": "正在启动", "starting": "正在启动", "loading": "正在加载",
           "ready": "就绪", "failed": "失败", "dead": "已退出", "notresponding": "无响应", "calibrating": "正在校准",
           "calibrated": "已校准", "restarted": "已重启", "restarting": "正在重启", "downgrading": "正在降级"}
@@ -101,7 +112,7 @@ PATTERNS: list[tuple[str, object]] = [
     (r"fits: llama\.cpp CPU / (\w+) \(slow on (\d+) cores\)", r"可运行：llama.cpp CPU / \1（\2 核上较慢）"),
     (r"fits: (.+)", r"可运行：\1"),
     (r"too big for (.+)", r"太大，超出 \1"),
-    (r"This machine: (.+)", lambda m: "本机：" + (lookup(m[1]) or m[1])),
+    (r"This machine: ([^<]+)", lambda m: "本机：" + (lookup(m[1]) or m[1])),
     (r"no NVIDIA GPU \(NVML not found\); (.+) RAM \((.+) available\), (\d+) CPU cores, (.*)", r"没有 NVIDIA GPU；内存 \1（可用 \2），\3 个 CPU 核心，\4"),
     (r"Recommended here:", r"本机推荐："),
     (r"Recommended here: (.+)", r"本机推荐：\1"),
@@ -116,12 +127,11 @@ PATTERNS: list[tuple[str, object]] = [
     (r"(.+): downloaded and verified", r"\1：已下载并校验"),
     (r"Restarting the engine with (.+)…", r"正在用 \1 重启引擎…"),
     (r"(.*)<topic from the ask box>(.*)", r"\1<提问框中的主题>\2"),
-    (r"about (\d+) s to a first answer here \((measured|estimated)\)",
-     r"本机约 \1 秒给出第一个回答（\2）"),
-    (r"about (\d+) min to a first answer here \((measured|estimated)\)",
-     r"本机约 \1 分钟给出第一个回答（\2）"),
-    (r"measured", r"实测"), (r"estimated", r"估计"),
-    (r"Download (.+) \((.+)\)", r"下载 \1（\2）"),
+    (r"— (about .+)", lambda m: "— " + (lookup(m[1]) or m[1])),
+    (r"about (\d+) (s|min) to a first answer here \((measured|estimated)\)",
+     lambda m: f"本机约 {m[1]} {UNITS[m[2]]}给出第一个回答（{KINDS[m[3]]}）"),
+    (r"(\d+) (s|min) \((measured|estimated)\)", lambda m: f"{m[1]} {UNITS[m[2]]}（{KINDS[m[3]]}）"),
+    (r"Download (.+) \((about .+ \((?:measured|estimated)\))\)", lambda m: f"下载 {m[1]}（{lookup(m[2])}）"),
     (r"Download (.+)", r"下载 \1"),
 ]
 

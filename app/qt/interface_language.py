@@ -106,6 +106,11 @@ def _keep_refreshing(app: QApplication, lang: str) -> None:
     timer.start()
 
 
+def refresh_now() -> None:
+    """Walk the visible windows now (what the timer does every REFRESH_MS)."""
+    _refresh()
+
+
 def _refresh() -> None:
     app = QApplication.instance()
     if app is None or _state["lang"] != "zh":

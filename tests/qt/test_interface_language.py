@@ -29,7 +29,7 @@ from tests.support.corpus import corpus_path
 ALLOWED = {"pagewise", "pdf", "pdfs", "llama", "cpp", "vllm", "gguf", "awq", "qwen", "qwen2", "qwen3", "smollm2",
            "instruct", "q4_k_m", "q4_1", "nvidia", "gpu", "gpus", "cpu", "ram", "vram", "gb", "mb", "ctrl", "shift",
            "esc", "enter", "url", "api", "openai", "keyring", "json", "ocr", "http", "llm", "team", "lan", "v1",
-           "e5", "english", "o", "token", "markdown", "llama.cpp", "avx2", "avx512f", "nda", "mnda", "ok", "gib", "tok", "k", "s", "q", "b", "m", "p", "x", "f", "e1", "tokens",
+           "e5", "qwen2.5", "english", "o", "token", "markdown", "llama.cpp", "avx2", "avx512f", "nda", "mnda", "ok", "gib", "tok", "k", "s", "q", "b", "m", "p", "x", "f", "e1", "tokens",
            "embedded", "secretservice", "keyring", "chainer", "plaintext", "fail", "null", "mulan", "psl"}
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.'’-]*")
 FILE_LIKE = re.compile(r"\S+\.(pdf|gguf|md|toml|json|png)\b|[/~]\S+|https?://\S+|`[^`]*`", re.I)
@@ -79,6 +79,8 @@ def shown_texts(root: QWidget) -> list[tuple[str, str]]:
 
 
 def report(root: QWidget) -> list[str]:
+    from app.qt import interface_language
+    interface_language.refresh_now()     # text the code set since the last timer tick (≤ REFRESH_MS ago)
     return sorted({f"{where}: {text!r} → {english_left(text)}" for where, text in shown_texts(root)
                    if english_left(text)})
 
