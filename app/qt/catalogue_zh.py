@@ -83,7 +83,7 @@ EXACT: dict[str, str] = {
     "Good for": "适合", "First answer here": "本机首个回答", "Cancel download": "取消下载",
     "Import GGUF file…": "导入 GGUF 文件…", "Import AWQ folder…": "导入 AWQ 文件夹…", "Use this model": "使用此模型",
     "Close": "关闭", "yes": "是", "—": "—", "needs an NVIDIA GPU (vLLM)": "需要 NVIDIA GPU (vLLM)",
-    "Reading the document…": "正在读取文档…", "The engine failed to start (see the status bar).": "引擎未能启动（见状态栏）。",
+    "Reading the document…": "正在读取文档…", "evidence: the search's sentence, as printed": "证据：搜索找到的原句，与页面一致", "The engine failed to start (see the status bar).": "引擎未能启动（见状态栏）。",
     "Import a GGUF model": "导入 GGUF 模型",
     # what each catalogue model is good for (models.toml good_for)
     "trying Pagewise out: built in, no download, but often wrong — not for real work": "试用 Pagewise：内置、无需下载，但常出错——不适合正式工作",
@@ -133,6 +133,12 @@ PATTERNS: list[tuple[str, object]] = [
     (r"(\d+) (s|min) \((measured|estimated)\)", lambda m: f"{m[1]} {UNITS[m[2]]}（{KINDS[m[3]]}）"),
     (r"Download (.+) \((about .+ \((?:measured|estimated)\))\)", lambda m: f"下载 {m[1]}（{lookup(m[2])}）"),
     (r"Download (.+)", r"下载 \1"),
+    (r"✓ quote found on p\. (\d+)", r"✓ 第 \1 页找到引文"),
+    (r"quote found on p\. (\d+)", r"第 \1 页找到引文"),
+    (r"Search vectors: passage (\d+) of (\d+)", r"搜索向量：第 \1 段，共 \2 段"),
+    (r"(\d+) pages ≈ (\S+) tokens > (\S+) context: answers use the most relevant passages",
+     r"\1 页 ≈ \2 词元 > \3 上下文：回答只用最相关的段落"),
+    (r"no NVIDIA GPU → llama\.cpp on the CPU, GGUF (\S+), (\w+) context", r"没有 NVIDIA GPU → llama.cpp（CPU），GGUF \1，\2 上下文"),
 ]
 
 _COMPILED = [(re.compile(p, re.S), r) for p, r in PATTERNS]

@@ -282,7 +282,7 @@ def recommended_button(parent) -> QPushButton | None:
     pick = next((r for r in rows if r["id"] == best), None)
     if pick is None or pick["installed"] or pick["source"] != "hf":
         return None
-    button = QPushButton(f"Download {pick['name']} ({pick['timing']})", objectName="bannerDownload")
+    button = QPushButton(f"Download {pick['name']}\n{pick['timing']}", objectName="bannerDownload")
     button.setToolTip(pick["good_for"])
     button.clicked.connect(lambda: open_model_manager(button, download=True))
     return button

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QTableWidget,
     QTabWidget,
     QTextEdit,
+    QTreeWidget,
     QWidget,
 )
 
@@ -37,11 +38,11 @@ def translate(text: str) -> str:
     (lines, then the text between HTML tags); what is not known stays as it is."""
     if not text or not any("a" <= c.lower() <= "z" for c in text):
         return text
+    if "<" in text or "&nbsp;" in text:        # HTML: only the text between tags, never across them
+        return "".join(piece if _TAG.fullmatch(piece) else (_one(piece) or piece) for piece in _TAG.split(text))
     found = _one(text)
     if found is not None:
         return found
-    if "<" in text or "&nbsp;" in text:
-        return "".join(piece if _TAG.fullmatch(piece) else (_one(piece) or piece) for piece in _TAG.split(text))
     if "\n" in text:
         return "\n".join(_one(line) or line for line in text.split("\n"))
     return text
@@ -127,6 +128,10 @@ def _widget(w: QWidget, lang: str) -> None:
             _swap_item(item, item.text, item.setText, lang)
     elif isinstance(w, QTableWidget):
         _table(w, lang)
+    elif isinstance(w, QTreeWidget):
+        head = w.headerItem()
+        for col in range(w.columnCount()):
+            _swap(w, f"head{col}", lambda c=col: head.text(c), lambda t, c=col: head.setText(c, t), lang)
     if w.actions():
         _actions(w, lang)
 
