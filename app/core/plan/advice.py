@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core.models.catalogue import Catalogue, ModelSpec
-from app.core.plan.catalogue_fit import verdict
 from app.core.plan.fit import choose
 from app.core.plan.hardware import Hardware
 from app.core.plan.types import EngineName, Plan
@@ -33,7 +32,6 @@ class Advice:
     seconds: float              # to a first answer here
     measured: bool              # the speed was measured on this machine (else estimated)
     good_for: str
-    fits_words: str
 
     def timing(self) -> str:
         """'about 20 s to a first answer here (estimated)'."""
@@ -94,12 +92,11 @@ def advise(hw: Hardware, catalogue: Catalogue,
     measured = measured or {}
     rows: list[Advice] = []
     for spec in (m for m in catalogue.models if m.role == "chat"):
-        v = verdict(spec, hw)
-        if not v.fits or v.plan is None:
+        plan = choose(hw, [spec], None)         # what catalogue_fit.verdict judges by
+        if plan is None or plan.model_id != spec.id:
             continue
-        tps, here = prefill_tps(spec, v.plan, hw, catalogue, measured)
-        rows.append(Advice(spec.id, spec.name, FIRST_PROMPT_TOKENS / tps, here,
-                           spec.good_for, v.words))
+        tps, here = prefill_tps(spec, plan, hw, catalogue, measured)
+        rows.append(Advice(spec.id, spec.name, FIRST_PROMPT_TOKENS / tps, here, spec.good_for))
     return rows, _pick(hw, catalogue, rows)
 
 
