@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 
 ENGINES = ("auto", "llamacpp", "vllm", "remote")
 THEMES = ("auto", "light", "dark")
+LANGUAGES = ("auto", "en", "zh")      # the interface's: auto follows the system locale
 RERANK = ("off", "on")                  # the model picks the best retrieved page first (off: measured to hurt, see rerank.py)
 FILE_NAME = "settings.toml"
 SERVICE = "Pagewise"                    # the keyring service every secret is stored under
@@ -39,6 +40,7 @@ class Settings:
     context_cap: int = 0                # tokens; 0 = no cap (the plan's own limit)
     first_token_budget_s: float | None = None   # None: 10 s on the CPU, 3 s on a GPU
     theme: str = "auto"                 # auto (follow the system) | light | dark
+    interface_language: str = "auto"    # auto (the system locale) | en | zh (中文)
     remember_pdf_passwords: bool = False         # kept in the keyring when on
     remote_url: str = ""                # an OpenAI-compatible endpoint, for engine = "remote"
     remote_model: str = ""
@@ -129,8 +131,8 @@ def _coerce(key: str, value: object) -> object:
     """`value` (text from the command line, or what TOML gave) as the field's type; BadInput if not."""
     _known(key)
     text = value.strip() if isinstance(value, str) else value
-    if key in ("engine", "theme", "rerank"):
-        allowed = {"engine": ENGINES, "theme": THEMES, "rerank": RERANK}[key]
+    if key in ("engine", "theme", "rerank", "interface_language"):
+        allowed = {"engine": ENGINES, "theme": THEMES, "rerank": RERANK, "interface_language": LANGUAGES}[key]
         if text not in allowed:
             raise BadInput(f"{key} must be one of {', '.join(allowed)}, not {value!r}")
         return text

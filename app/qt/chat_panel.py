@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.answer.streaming import partial_answer, readable_answer
-from app.qt import evidence_view
+from app.qt import evidence_view, interface_language
 from app.qt.conversation_bar import ConversationBar
 from app.qt.scope_chips import ScopeChips
 
@@ -225,10 +225,12 @@ class ChatPanel(QWidget):
         # follow the text as it comes, except under evidence: the cards stay in view
         at_end = bar.value() >= bar.maximum() - 4 and not (self.entries and self.entries[-1].evidence is not None)
         if not self.entries:
-            self.transcript.setHtml("<p class='placeholder' style='color:gray'>Open a PDF and ask a question. "
-                                    "Answers cite pages; click a citation to see the words in the document.</p>")
+            self.transcript.setHtml(interface_language.tr(
+                "<p class='placeholder' style='color:gray'>Open a PDF and ask a question. "
+                "Answers cite pages; click a citation to see the words in the document.</p>"))
         else:
-            self.transcript.setHtml("".join(self._entry_html(i, e) for i, e in enumerate(self.entries)))
+            self.transcript.setHtml(interface_language.tr(    # its labels in the interface's language
+                "".join(self._entry_html(i, e) for i, e in enumerate(self.entries))))
         bar.setValue(bar.maximum() if at_end else kept)     # setHtml went back to the top
 
     def _entry_html(self, index: int, entry: Entry) -> str:

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.qt import context_notice, history, templates, workers
+from app.qt import context_notice, history, interface_language, templates, workers
 from app.qt import export as answer_export
 from app.qt import settings as gui_settings
 from app.qt.chat_panel import ChatPanel
@@ -76,6 +76,7 @@ class MainWindow(QMainWindow):
         self._restore_layout()
         self._sync_chat()
         self.poller.start()
+        interface_language.attach(self)                      # English / 中文, from Settings
         if start_engine:
             self.engine.start()
 
@@ -264,7 +265,7 @@ class MainWindow(QMainWindow):
     def _documents_changed(self) -> None:
         """Templates, history and the long-document notice follow the open documents."""
         infos = self.doc_infos()
-        lang = infos[0].lang if infos else "en"
+        lang = interface_language.current()     # the review buttons speak the interface's language
         self.chat.set_templates(templates.for_language(self._all_templates, lang, compare=len(infos) > 1))
         if hasattr(self, "conversations"):      # the conversation shown of these documents, with its answers
             self.conversations.refresh()

@@ -1,5 +1,6 @@
-"""The model manager: the catalogue with what each model needs and whether this machine runs it,
-downloads with a progress bar and Cancel (resumed on the next Download), import of a GGUF file
+"""The model manager: the catalogue with what each model needs, what it is good for, how soon its
+first answer comes here (measured or estimated) and whether this machine runs it; the model to
+get, with one click to download it (also from the start page's test-model banner); downloads with a progress bar and Cancel (resumed on the next Download), import of a GGUF file
 or AWQ folder, remove, and "Use this model" (the engine restarts under a new plan)."""
 from __future__ import annotations
 
@@ -23,7 +24,24 @@ from PySide6.QtWidgets import (
 from app.errors import describe
 from app.qt import workers
 
-COLUMNS = ("Model", "Download", "Needs", "On this machine", "Installed")
+COLUMNS = ("Model", "Good for", "First answer here", "Download", "Needs", "On this machine", "Installed")
+
+
+def measured_speeds() -> dict[str, float]:
+    """Model id → prefill tokens/s the engine measured on this machine (the app's memory)."""
+    from app.core.answer.reading_memory import ReadingMemory
+    from app.core.plan.advice import measured_speeds as by_model
+    try:
+        return by_model(ReadingMemory().data.get("prefill_tps", {}))
+    except Exception:  # noqa: BLE001 - no memory yet: every figure is an estimate
+        return {}
+
+
+def advice_rows(hw=None) -> tuple[list[dict], str | None]:
+    """The catalogue's chat models with the planner's verdict and the advice, and the id to get."""
+    from app.core.plan.catalogue_fit import table
+    rows, best = table(hw, measured=measured_speeds())
+    return [r for r in rows if r["role"] == "chat"], best
 
 
 def _download(ctx, spec_id: str, cancel: threading.Event):
@@ -59,13 +77,16 @@ class ModelManager(QDialog):
     def __init__(self, controller=None, parent=None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Models")
-        self.resize(980, 460)
+        self.resize(1280, 480)
         self.controller = controller
         self._job = None
         self._cancel = threading.Event()
         self.rows: list[dict] = []
+        self.best: str | None = None
 
         self.summary = QLabel(wordWrap=True)
+        self.btn_get_recommended = QPushButton("Download", objectName="downloadRecommended",
+                                               clicked=self.download_recommended)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -73,8 +94,9 @@ class ModelManager(QDialog):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
         header = self.table.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for col in range(1, len(COLUMNS)):
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        for col in range(2, len(COLUMNS)):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
         self.table.itemSelectionChanged.connect(self._update_buttons)
 
@@ -96,7 +118,10 @@ class ModelManager(QDialog):
         buttons.addWidget(self.btn_use)
         buttons.addWidget(self.btn_close)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.summary)
+        advice = QHBoxLayout()
+        advice.addWidget(self.summary, 1)
+        advice.addWidget(self.btn_get_recommended)
+        layout.addLayout(advice)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.progress)
         layout.addWidget(self.status)
@@ -106,27 +131,38 @@ class ModelManager(QDialog):
     # --- the table ----------------------------------------------------------------------------
     def refresh(self) -> None:
         from app.core.plan import hardware
-        from app.core.plan.catalogue_fit import table
         hw = hardware.probe()
-        self.rows, best = table(hw)
-        self.rows = [r for r in self.rows if r["role"] == "chat"]
+        self.rows, self.best = advice_rows(hw)
         self.table.setRowCount(len(self.rows))
         current = getattr(getattr(self.controller, "plan", None), "model_id", None)
         for n, r in enumerate(self.rows):
             name = r["name"] + ("  — recommended" if r["recommended"] else "") + ("  — in use" if r["id"] == current else "")
-            cells = (name, f"{r['size_gb']:.2f} GB", f"{r['memory_gb']:.1f} GB {r['memory_where']}",
-                     r["fits_words"], "yes" if r["installed"] else "—")
+            first = (f"{r['first_answer_s']:.0f} s" if r["first_answer_s"] < 120 else f"{r['first_answer_s'] / 60:.0f} min") \
+                if r["first_answer_s"] is not None else "—"
+            cells = (name, r["good_for"], first + (f" ({r['speed']})" if r["speed"] else ""), f"{r['size_gb']:.2f} GB",
+                     f"{r['memory_gb']:.1f} GB {r['memory_where']}", r["fits_words"], "yes" if r["installed"] else "—")
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setData(Qt.ItemDataRole.UserRole, r["id"])
-                if col == 3 and not r["fits"]:
+                item.setToolTip(text if col == 1 else "")
+                if col == 5 and not r["fits"]:
                     item.setForeground(Qt.GlobalColor.darkRed)
                 self.table.setItem(n, col, item)
-        pick = next((r for r in self.rows if r["id"] == best), None)
-        advice = (f"Recommended here: <b>{pick['name']}</b> ({pick['fits_words']})"
-                  + ("" if pick["installed"] else " — select it and press Download")) if pick else ""
+        pick = self.recommended()
+        advice = f"Recommended here: <b>{pick['name']}</b> — {pick['timing']}" if pick else ""
         self.summary.setText(f"This machine: {hardware.describe(hw)}<br>{advice}")
+        self.btn_get_recommended.setVisible(bool(pick) and not pick["installed"] and pick["source"] == "hf")
+        self.btn_get_recommended.setText(f"Download {pick['name']}" if pick else "")
         self._update_buttons()
+
+    def recommended(self) -> dict | None:
+        return next((r for r in self.rows if r["id"] == self.best), None)
+
+    def download_recommended(self) -> None:
+        """One click: the recommended model selected and its download started."""
+        if self.best:
+            self.select(self.best)
+            self.download()
 
     def selected(self) -> dict | None:
         rows = self.table.selectionModel().selectedRows() if self.table.selectionModel() else []
@@ -141,6 +177,7 @@ class ModelManager(QDialog):
         row, busy = self.selected(), self._job is not None and not self._job.finished
         self.btn_download.setEnabled(bool(row) and not busy and row["source"] == "hf" and not row["installed"])
         self.btn_remove.setEnabled(bool(row) and not busy and row["installed"] and row["source"] != "embedded")
+        self.btn_get_recommended.setEnabled(not busy)
         self.btn_use.setEnabled(bool(row) and row["installed"] and row["fits"] and self.controller is not None)
         for b in (self.btn_import_file, self.btn_import_folder):
             b.setEnabled(not busy)
@@ -221,6 +258,34 @@ class ModelManager(QDialog):
         self.btn_cancel.setVisible(False)
         self.status.setText(describe(exc))
         self._update_buttons()
+
+
+def open_model_manager(parent, download: bool = False) -> ModelManager:
+    """The manager over the window's engine (the start page's "Get a model…"); with `download`,
+    the recommended model's download starts at once (the banner's one click)."""
+    window = parent.window() if parent is not None else None
+    dialog = ModelManager(getattr(window, "engine", None), window)
+    dialog.open()
+    if download:
+        dialog.download_recommended()
+    return dialog
+
+
+def recommended_button(parent) -> QPushButton | None:
+    """For the test-model banner: "Download Qwen2.5 3B … — about 20 s to a first answer here
+    (estimated)", one click to start it; None when nothing better than the test model runs here
+    or the recommended model is already installed."""
+    try:
+        rows, best = advice_rows()
+    except Exception:  # noqa: BLE001 - the banner keeps its "Get a model…" button
+        return None
+    pick = next((r for r in rows if r["id"] == best), None)
+    if pick is None or pick["installed"] or pick["source"] != "hf":
+        return None
+    button = QPushButton(f"Download {pick['name']}\n{pick['timing']}", objectName="bannerDownload")
+    button.setToolTip(pick["good_for"])
+    button.clicked.connect(lambda: open_model_manager(button, download=True))
+    return button
 
 
 def install(window) -> None:

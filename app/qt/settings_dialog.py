@@ -1,5 +1,5 @@
 """The settings dialog: engine, CPU threads, the longest text read at once (context cap), how soon
-the first words should come (first-token budget), theme (applied at once), remembered
+the first words should come (first-token budget), theme and interface language (applied at once), remembered
 PDF passwords, and the remote endpoint (URL, model, API key). Values go through
 app.core.settings (validated, settings.toml); the API key only to the OS keyring."""
 from __future__ import annotations
@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core import settings
+from app.qt import interface_language
 from app.errors import describe
 
 ENGINE_LABELS = {"auto": "Automatic (the planner chooses)", "llamacpp": "llama.cpp", "vllm": "vLLM",
@@ -53,6 +54,10 @@ class SettingsDialog(QDialog):
         for key in settings.THEMES:
             self.theme.addItem({"auto": "Follow the system"}.get(key, key.capitalize()), key)
         self.theme.setCurrentIndex(settings.THEMES.index(s.theme))
+        self.language = QComboBox()
+        for key, label in interface_language.LABELS.items():
+            self.language.addItem(label, key)
+        self.language.setCurrentIndex(settings.LANGUAGES.index(s.interface_language))
         self.remember = QCheckBox("Remember PDF passwords (in the OS keyring)", checked=s.remember_pdf_passwords)
         self.rerank = QComboBox()
         for key, label in RERANK_LABELS.items():
@@ -66,6 +71,7 @@ class SettingsDialog(QDialog):
         form.addRow("Aim for the first words within", self.budget)
         form.addRow("Model picks the best page", self.rerank)
         form.addRow("Theme", self.theme)
+        form.addRow("Interface language", self.language)
         form.addRow("", self.remember)
 
         self.remote_url = QLineEdit(s.remote_url, placeholderText="http://llm.team.lan:8000/v1")
@@ -103,7 +109,7 @@ class SettingsDialog(QDialog):
         return {"engine": self.engine.currentData(), "threads": str(self.threads.value()),
                 "context_cap": str(self.context_cap.value()),
                 "first_token_budget_s": "auto" if budget == 0 else str(budget),
-                "theme": self.theme.currentData(),
+                "theme": self.theme.currentData(), "interface_language": self.language.currentData(),
                 "remember_pdf_passwords": "on" if self.remember.isChecked() else "off",
                 "rerank": self.rerank.currentData(),
                 "remote_url": self.remote_url.text(), "remote_model": self.remote_model.text()}
@@ -120,6 +126,7 @@ class SettingsDialog(QDialog):
                 self.api_key.clear()
             from app.qt import theme
             theme.refresh()         # a new theme shows at once, not after a restart
+            interface_language.apply()     # and a new language
         except Exception as exc:  # noqa: BLE001 - shown in the dialog as one line
             self.error.setText(describe(exc))
             return False

@@ -158,6 +158,10 @@ class StartPage(QWidget):
             self.get_model_button.clicked.connect(lambda: opener(self.window()))
         row = QHBoxLayout(box)
         row.addWidget(text, 1)
+        from app.qt.model_manager import recommended_button   # issue 33: one click to the model to get
+        self.download_button = recommended_button(box)
+        if self.download_button is not None:
+            row.addWidget(self.download_button, 0, Qt.AlignmentFlag.AlignVCenter)
         row.addWidget(self.get_model_button, 0, Qt.AlignmentFlag.AlignVCenter)
         self.test_model_notice = box
         box.setVisible(self._embedded is not None)   # until the plan says which model answers

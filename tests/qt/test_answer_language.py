@@ -19,7 +19,7 @@ def test_a_chinese_question_on_an_english_document_asks_for_a_chinese_answer(qtb
     for whole in (True, False):
         last = prompts.messages(text, QUESTION_ZH, whole=whole)[-1]["content"]
         tail = last[last.rindex("DOCUMENT TEXT>>>"):]
-        assert "write the answer in Chinese" in tail and "answer 必须用中文写" in tail
+        assert "answer 用简体中文写" in tail and "quote 照抄页面英文原文" in tail
     # an English question on the same pages: no such line
     assert "Chinese" not in prompts.messages(text, "How long is the term?", whole=True)[-1]["content"][-400:]
 
@@ -29,7 +29,7 @@ def test_a_chinese_question_on_an_english_document_asks_for_a_chinese_answer(qtb
     first = [Passage(1, 3, library.page_text(info.id, 3))]
     conv.add(first, "What is the purpose?", '{"answer": "x", "citations": []}', 100, 10)
     follow = conv.messages(QUESTION_ZH, [])[-1]["content"]
-    assert "write the answer in Chinese" in follow
+    assert "answer 用简体中文写" in follow
 
 
 def test_an_english_question_on_a_chinese_law_asks_for_an_english_answer(library):
@@ -37,4 +37,13 @@ def test_an_english_question_on_a_chinese_law_asks_for_an_english_answer(library
     text = library.page_text(info.id, 1)
     assert language(text) == "zh"
     last = prompts.messages(text, "What does Article 1 say?", whole=True)[-1]["content"]
-    assert last.rstrip().endswith("copy the quotes exactly as printed, in Chinese.")
+    assert last.rstrip().endswith("copy each quote exactly as printed, in Chinese.")
+
+
+def test_an_answer_in_the_other_language_is_flagged_in_the_questions_language():
+    # what the embedded model wrote to "合同可以解除吗？" on the NDA (issue 33, run on this machine)
+    english = "Use and Protection of Confidential Information. Exceptions."
+    assert prompts.language_missed("合同可以解除吗？", english).startswith("模型没有用中文回答")
+    assert prompts.language_missed("合同可以解除吗？", "可以，任何一方可书面通知解除。") is None
+    assert prompts.language_missed("Can it be terminated?", "可以解除。").startswith("The model did not answer in English")
+    assert prompts.language_missed("合同可以解除吗？", "文件没有规定。") is None

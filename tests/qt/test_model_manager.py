@@ -22,7 +22,7 @@ def test_the_model_manager_lists_imports_refuses_and_removes(qtbot, tmp_path):
     rows = {r["id"]: r for r in dialog.rows}
     assert rows["smollm2-135m-q4_1"]["installed"] and "multilingual-e5-small-q4" not in rows
     assert dialog.table.rowCount() == len(rows) and "This machine:" in dialog.summary.text()
-    assert dialog.table.item(0, 3).text().startswith("fits: llama.cpp")
+    assert dialog.table.item(0, 5).text().startswith("fits: llama.cpp")
 
     bad = tmp_path / "half.gguf"
     bad.write_bytes(EMBEDDED.read_bytes()[: EMBEDDED.stat().st_size // 2])

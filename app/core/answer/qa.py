@@ -409,6 +409,8 @@ def verify(library, refs: list[DocRef], question: str, conv: Conversation, promp
         warnings.insert(0, f"The engine stopped the reply early ({reply.cut}); this is what it wrote until then.")
     if reply.fewer:
         warnings.insert(0, reply.fewer)
+    if (missed := prompts.language_missed(question, text)):     # issue 33: said, in the question's language
+        warnings.insert(0, missed)
     reading = prompt.reading
     return Answer(text=text, citations=citations, mode=conv.mode, warnings=warnings, evidence=evidence,
                   not_stated=is_not_stated(text, citations), raw=reply.raw,

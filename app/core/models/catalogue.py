@@ -56,6 +56,7 @@ class ModelSpec:
     resource: str = ""
     yarn_factor: float = 1.0
     role: str = "chat"
+    good_for: str = ""           # one line for the model manager: what this model does well
     repeat_penalty: float = 1.0  # >1 for small models that loop (llama.cpp's penalty over recent tokens)
     sha256: dict = field(default_factory=dict, hash=False, compare=False)
 

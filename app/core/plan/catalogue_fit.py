@@ -70,17 +70,22 @@ def recommended(hw: Hardware, catalogue: Catalogue) -> str | None:
         return None
 
 
-def table(hw: Hardware | None = None, catalogue: Catalogue | None = None) -> tuple[list[dict], str | None]:
-    """Every catalogue model with its size, memory, verdict and whether it is here, and the
-    recommended id: what `models list` prints and the model manager shows. No network."""
+def table(hw: Hardware | None = None, catalogue: Catalogue | None = None,
+          measured: dict[str, float] | None = None) -> tuple[list[dict], str | None]:
+    """Every catalogue model with its size, memory, verdict, what it is good for, its first
+    answer's seconds here and whether it is here, and the recommended id (plan.advice: never the
+    test model when a real one runs): what `models list` prints and the model manager shows.
+    `measured`: model id → prefill tokens/s measured on this machine. No network."""
     from app.core.models import catalogue as models
-    from app.core.plan import hardware
+    from app.core.plan import advice, hardware
     hw = hw or hardware.probe()
     catalogue = catalogue or models.load_catalogue()
-    best = recommended(hw, catalogue)
+    advised, best = advice.advise(hw, catalogue, measured)
+    timing = {a.model_id: a for a in advised}
     out = []
     for m in catalogue.models:
         v = verdict(m, hw)
+        a = timing.get(m.id)
         here = models.is_available(m)
         out.append({"id": m.id, "name": m.name, "format": m.format, "engine": m.engine, "role": m.role,
                     "source": m.source, "size_gb": m.size_gb, "params_b": m.params_b,
@@ -88,5 +93,8 @@ def table(hw: Hardware | None = None, catalogue: Catalogue | None = None) -> tup
                     "memory_gb": round(v.memory_bytes / GiB, 2), "memory_where": v.memory_where,
                     "fits": v.fits, "fits_words": v.words, "installed": here,
                     "available": here,          # the older name of "installed"
-                    "default": m.id == catalogue.default_id, "recommended": m.id == best})
+                    "default": m.id == catalogue.default_id, "recommended": m.id == best,
+                    "good_for": m.good_for, "first_answer_s": round(a.seconds, 1) if a else None,
+                    "speed": ("measured" if a.measured else "estimated") if a else None,
+                    "timing": a.timing() if a else ""})
     return out, best

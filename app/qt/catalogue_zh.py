@@ -1,0 +1,156 @@
+"""The interface's Chinese: English text as the window shows it → 简体中文.
+
+EXACT holds whole strings; PATTERNS the sentences built at run time (numbers, names, times),
+tried in order. Proper names (Pagewise, llama.cpp, vLLM, model names), file names and what the
+user or the model wrote are never here: they are shown as they are."""
+from __future__ import annotations
+
+import re
+
+EXACT: dict[str, str] = {
+    # menus and actions
+    "File": "文件", "View": "视图", "Ask": "提问", "Help": "帮助", "Engine": "引擎",
+    "Open PDF…": "打开 PDF…", "Open PDF side by side…": "并排打开 PDF…", "Open recent": "最近打开",
+    "Close side-by-side view": "关闭并排视图", "Quit": "退出", "(none yet)": "（暂无）",
+    "Zoom in": "放大", "Zoom out": "缩小", "Fit width": "适合宽度", "Fit page": "适合页面",
+    "Find in document": "在文档中查找", "Question box": "提问框", "Stop answer": "停止回答",
+    "Next citation": "下一条引文", "Previous citation": "上一条引文", "Keyboard shortcuts": "键盘快捷键",
+    "Models…": "模型…", "Settings…": "设置…", "Copy answer with citations": "复制回答及引文",
+    "Export answer as Markdown…": "将回答导出为 Markdown…", "Export answer as PDF memo…": "将回答导出为 PDF 备忘录…",
+    "Open a PDF": "打开 PDF", "Open a second PDF side by side": "并排打开第二个 PDF",
+    "Go to the question box": "转到提问框", "Stop the answer": "停止回答", "Next / previous citation": "下一条 / 上一条引文",
+    "Search in the document": "在文档中搜索", "Zoom in / out (or Ctrl+wheel)": "放大 / 缩小（或 Ctrl+滚轮）",
+    "Fit width / fit page": "适合宽度 / 适合页面",
+    # the window
+    "Answer": "回答", "Citations": "引文", "Citations appear here after an answer.": "回答后引文显示在这里。",
+    "Ask about the document…  (Ctrl+Enter)": "就文档提问…  (Ctrl+Enter)", "Stop": "停止",
+    "Stop generating (Esc)": "停止生成 (Esc)", "Asking:": "提问范围：",
+    "Open a PDF to ask questions about it.": "打开 PDF 后即可就其提问。",
+    "The engine is starting…": "引擎正在启动…", "Drop a PDF here or press Ctrl+O": "把 PDF 拖到这里，或按 Ctrl+O",
+    "Drop the second PDF here or press Ctrl+Shift+O": "把第二个 PDF 拖到这里，或按 Ctrl+Shift+O",
+    "No document": "没有文档", "Go to page": "转到页", "Zoom (Ctrl+wheel, Ctrl++ / Ctrl+-)": "缩放（Ctrl+滚轮，Ctrl++ / Ctrl+-）",
+    "Search in document": "在文档中搜索", "Zoom out (Ctrl+-)": "缩小 (Ctrl+-)", "Zoom in (Ctrl++)": "放大 (Ctrl++)",
+    "Previous hit (Shift+Enter)": "上一处 (Shift+Enter)", "Next hit (Enter)": "下一处 (Enter)", "Indexing": "正在建立索引",
+    "Library": "文档库", "Filter by title, file or language": "按标题、文件或语言筛选", "Open": "打开",
+    "Ask these": "就这些提问", "Ask the next questions about all the selected documents": "接下来的问题针对所有选中的文档",
+    "Remove": "移除", "Forget the document, its questions and answers, and its cached state": "忘记该文档及其问答和缓存状态",
+    "Remove from the library": "从文档库移除", "Title": "标题", "Pages": "页数", "Lang": "语言", "Added": "添加时间",
+    "Ask your PDFs questions. Every answer cites its page, and nothing leaves this computer.":
+        "向你的 PDF 提问。每个回答都注明页码，任何内容都不会离开这台电脑。",
+    "Open a PDF…": "打开 PDF…", "Ctrl+O, or drop a PDF on the window": "Ctrl+O，或把 PDF 拖到窗口上",
+    "Open the sample contract": "打开示例合同", "Recent documents": "最近的文档", "Documents you open appear here.": "你打开的文档会显示在这里。",
+    "The library is empty: open a PDF to add it.": "文档库为空：打开一个 PDF 即可加入。", "Get a model…": "获取模型…",
+    "This is a small test model (135M).": "这是一个小型测试模型（135M）。",
+    "It is built in so Pagewise works straight away, but its answers are often wrong or cite the wrong page: real work needs a real model.":
+        "内置它是为了让 Pagewise 开箱即用，但它的回答常常出错或引错页：正式工作需要真正的模型。",
+    "Starting the answer engine…": "正在启动回答引擎…", "The answer engine is running.": "回答引擎正在运行。",
+    "the engine starts when the app opens": "引擎随应用启动", "no NVIDIA GPU · CPU mode": "没有 NVIDIA GPU · CPU 模式",
+    "Open a PDF and ask a question. Answers cite pages; click a citation to see the words in the document.":
+        "打开 PDF 并提问。回答会注明页码；点击引文即可在文档中看到原文。",
+    "Q:": "问：", "Sources:": "来源：", "EVIDENCE": "证据", "ANSWER": "回答", "answer cut off": "回答被截断",
+    "the model is reading…": "模型正在阅读…", "(no passage found)": "（未找到段落）",
+    "THE MODEL'S ANSWER (BEING WRITTEN, THEN CHECKED)": "模型的回答（正在撰写，随后核对）",
+    "The model's summary is not backed by these passages": "模型的总结没有得到这些段落的支持",
+    "The model's summary is not backed by these passages:": "模型的总结没有得到这些段落的支持：",
+    "The document does not appear to address this question; the nearest passages:": "文档似乎没有涉及这个问题；最接近的段落：",
+    "The quote shares the answer's figures and words.": "引文与回答的数字和措辞一致。",
+    "The quote may be on topic, but its words do not show the answer's claim: read the page.": "引文可能相关，但其文字并不能证明回答的说法：请阅读该页。",
+    "The quote's figures or its negation differ from the answer's: read the page.": "引文的数字或否定与回答不同：请阅读该页。",
+    "The quoted words are on this page (not yet a judgement of the answer).": "引用的文字在这一页上（尚未判断是否支持回答）。",
+    "The quote was not found in the document: check it yourself.": "文档中找不到这段引文：请自行核对。",
+    "Found before the model read anything; quoted from the page.": "在模型阅读之前找到；摘自页面原文。",
+    "verified": "已核实", "unverified": "未核实", "supports": "支持", "unclear": "不确定", "contradicts": "矛盾",
+    # settings
+    "Settings": "设置", "Engine…": "引擎…", "Automatic (the planner chooses)": "自动（由规划器选择）",
+    "Remote endpoint (a team's server)": "远程端点（团队服务器）", "automatic": "自动",
+    "as much as the machine allows": "机器允许的最大值", " words (tokens)": " 个词元 (token)", "words (tokens)": "个词元 (token)",
+    "Larger reads more of a long document at once, but the first answer comes later and takes more memory.":
+        "数值越大，一次读入的长文档越多，但第一个回答来得更晚，占用内存更多。",
+    "automatic (10 s on a CPU, 3 s with a GPU)": "自动（CPU 上 10 秒，GPU 上 3 秒）",
+    "Pagewise reads fewer passages when needed so the answer starts within this time.": "必要时 Pagewise 会少读一些段落，让回答在这个时间内开始。",
+    "Follow the system": "跟随系统", "Light": "浅色", "Dark": "深色",
+    "Remember PDF passwords (in the OS keyring)": "记住 PDF 密码（保存在系统密钥环中）",
+    "No (the search's order)": "否（按搜索顺序）", "Yes, when there is time before the first words": "是，在第一个词出现前有时间时",
+    "Processor cores to use": "使用的处理器核心数", "Longest text the model reads at once": "模型一次读入的最长文本",
+    "Aim for the first words within": "力争在此时间内给出第一个词", "Model picks the best page": "由模型挑选最佳页面",
+    "Theme": "主题", "Interface language": "界面语言", "Remote endpoint (OpenAI-compatible)": "远程端点（兼容 OpenAI）",
+    "URL": "网址 (URL)", "Model": "模型", "API key": "API 密钥", "unchanged (kept in the OS keyring)": "不变（保存在系统密钥环中）",
+    "No keyring service is available on this system; Pagewise never stores secrets in plain text.":
+        "此系统没有可用的密钥环服务；Pagewise 从不以明文保存机密。",
+    "a remote engine needs its URL and model name": "远程引擎需要网址和模型名称",
+    # the model manager
+    "Models": "模型", "Download": "下载", "Needs": "需要", "On this machine": "在本机", "Installed": "已安装",
+    "Good for": "适合", "First answer here": "本机首个回答", "Cancel download": "取消下载",
+    "Import GGUF file…": "导入 GGUF 文件…", "Import AWQ folder…": "导入 AWQ 文件夹…", "Use this model": "使用此模型",
+    "Close": "关闭", "yes": "是", "—": "—", "needs an NVIDIA GPU (vLLM)": "需要 NVIDIA GPU (vLLM)",
+    "Reading the document…": "正在读取文档…", "evidence: the search's sentence, as printed": "证据：搜索找到的原句，与页面一致", "The engine failed to start (see the status bar).": "引擎未能启动（见状态栏）。",
+    "Import a GGUF model": "导入 GGUF 模型",
+    # what each catalogue model is good for (models.toml good_for)
+    "trying Pagewise out: built in, no download, but often wrong — not for real work": "试用 Pagewise：内置、无需下载，但常出错——不适合正式工作",
+    "quick answers on a small NVIDIA GPU (4 GB+); English and Chinese": "在小型 NVIDIA GPU（4 GB 以上）上快速回答；中英文皆可",
+    "short questions on a laptop CPU or small GPU; English and Chinese": "在笔记本 CPU 或小型 GPU 上回答简短问题；中英文皆可",
+    "reliable answers and reviews on an 8–12 GB GPU; English and Chinese": "在 8–12 GB GPU 上给出可靠的回答和审阅；中英文皆可",
+    "reliable answers on a fast CPU (16 GB RAM) or partial GPU; English and Chinese": "在快速 CPU（16 GB 内存）或部分 GPU 上给出可靠回答；中英文皆可",
+    "careful reading of long contracts on a GPU or fast CPU; English and Chinese": "在 GPU 或快速 CPU 上细读长合同；中英文皆可",
+    "the most careful answers and clause comparisons on a 16–24 GB GPU": "在 16–24 GB GPU 上给出最严谨的回答和条款对比",
+    "the most careful answers where 12 GB+ VRAM or 24 GB RAM and patience allow": "有 12 GB 以上显存或 24 GB 内存且不怕等待时，回答最严谨", "Import an AWQ model folder": "导入 AWQ 模型文件夹",
+}
+
+UNITS = {"s": "秒", "min": "分钟"}
+KINDS = {"measured": "实测", "estimated": "估计"}
+STATES = {"stopped": "已停止", "launching": "正在启动", "starting": "正在启动", "loading": "正在加载",
+          "ready": "就绪", "failed": "失败", "dead": "已退出", "notresponding": "无响应", "calibrating": "正在校准",
+          "calibrated": "已校准", "restarted": "已重启", "restarting": "正在重启", "downgrading": "正在降级"}
+
+PATTERNS: list[tuple[str, object]] = [
+    (r"(\d+) documents?, (\d+) pages?", r"\1 个文档，\2 页"),
+    (r"(.*)Engine: (\w+)", lambda m: f"{m[1]}引擎：{STATES.get(m[2], m[2])}"),
+    (r"System RAM in use: (.+) of (.+) GB", r"已用内存：\1 / \2 GB"),
+    (r"A mutual non-disclosure agreement to try questions on \((.+)\)", r"一份双方保密协议，可用来试着提问（\1）"),
+    (r"Stop asking (.+)", r"不再询问 \1"),
+    (r"Asking (.+)", r"正在询问 \1"),
+    (r"fits: llama\.cpp CPU / (\w+) \(slow on (\d+) cores\)", r"可运行：llama.cpp CPU / \1（\2 核上较慢）"),
+    (r"fits: (.+)", r"可运行：\1"),
+    (r"too big for (.+)", r"太大，超出 \1"),
+    (r"This machine: ([^<]+)", lambda m: "本机：" + (lookup(m[1]) or m[1])),
+    (r"no NVIDIA GPU \(NVML not found\); (.+) RAM \((.+) available\), (\d+) CPU cores, (.*)", r"没有 NVIDIA GPU；内存 \1（可用 \2），\3 个 CPU 核心，\4"),
+    (r"Recommended here:", r"本机推荐："),
+    (r"Recommended here: (.+)", r"本机推荐：\1"),
+    (r"(.+)  — recommended", r"\1  — 推荐"),
+    (r"(.+)  — in use", r"\1  — 使用中"),
+    (r"(.+)  — recommended  — in use", r"\1  — 推荐  — 使用中"),
+    (r"found in ([\d.]+) s, before the model reads anything", r"用时 \1 秒，模型尚未开始阅读"),
+    (r"(.*) · p\. (\d+)(.*)", r"\1 · 第 \2 页\3"),
+    (r"Answers come from (.+), run by (.+)\.", r"回答来自 \1，由 \2 运行。"),
+    (r"The answer engine did not start: (.+)", r"回答引擎未能启动：\1"),
+    (r"Downloading (.+)…", r"正在下载 \1…"),
+    (r"(.+): downloaded and verified", r"\1：已下载并校验"),
+    (r"Restarting the engine with (.+)…", r"正在用 \1 重启引擎…"),
+    (r"(.*)<topic from the ask box>(.*)", r"\1<提问框中的主题>\2"),
+    (r"— (about .+)", lambda m: "— " + (lookup(m[1]) or m[1])),
+    (r"about (\d+) (s|min) to a first answer here \((measured|estimated)\)",
+     lambda m: f"本机约 {m[1]} {UNITS[m[2]]}给出第一个回答（{KINDS[m[3]]}）"),
+    (r"(\d+) (s|min) \((measured|estimated)\)", lambda m: f"{m[1]} {UNITS[m[2]]}（{KINDS[m[3]]}）"),
+    (r"Download (.+) \((about .+ \((?:measured|estimated)\))\)", lambda m: f"下载 {m[1]}（{lookup(m[2])}）"),
+    (r"Download (.+)", r"下载 \1"),
+    (r"✓ quote found on p\. (\d+)", r"✓ 第 \1 页找到引文"),
+    (r"quote found on p\. (\d+)", r"第 \1 页找到引文"),
+    (r"Search vectors: passage (\d+) of (\d+)", r"搜索向量：第 \1 段，共 \2 段"),
+    (r"(\d+) pages ≈ (\S+) tokens > (\S+) context: answers use the most relevant passages",
+     r"\1 页 ≈ \2 词元 > \3 上下文：回答只用最相关的段落"),
+    (r"no NVIDIA GPU → llama\.cpp on the CPU, GGUF (\S+), (\w+) context", r"没有 NVIDIA GPU → llama.cpp（CPU），GGUF \1，\2 上下文"),
+]
+
+_COMPILED = [(re.compile(p, re.S), r) for p, r in PATTERNS]
+
+
+def lookup(text: str) -> str | None:
+    """The Chinese for `text` (already stripped, accelerator removed), or None."""
+    found = EXACT.get(text)
+    if found is not None:
+        return found
+    for pattern, repl in _COMPILED:
+        m = pattern.fullmatch(text)
+        if m:
+            return repl(m) if callable(repl) else m.expand(repl)
+    return None
