@@ -10,6 +10,11 @@ import re
 EXACT: dict[str, str] = {
     # menus and actions
     "File": "文件", "View": "视图", "Ask": "提问", "Help": "帮助", "Engine": "引擎",
+    "Conversations": "对话", "New conversation": "新对话",
+    "Start an empty conversation: the next question carries nothing of the others":
+        "开始一个空白对话：下一个问题不带入其他对话的任何内容",
+    "Conversations about the documents asked; pick one to see it again": "关于所问文档的对话；选择一个可再次查看",
+    "Export conversation as Markdown…": "将对话导出为 Markdown…", "Export conversation as PDF memo…": "将对话导出为 PDF 备忘录…",
     "Open PDF…": "打开 PDF…", "Open PDF side by side…": "并排打开 PDF…", "Open recent": "最近打开",
     "Close side-by-side view": "关闭并排视图", "Quit": "退出", "(none yet)": "（暂无）",
     "Zoom in": "放大", "Zoom out": "缩小", "Fit width": "适合宽度", "Fit page": "适合页面",
@@ -132,7 +137,11 @@ PATTERNS: list[tuple[str, object]] = [
      lambda m: f"本机约 {m[1]} {UNITS[m[2]]}给出第一个回答（{KINDS[m[3]]}）"),
     (r"(\d+) (s|min) \((measured|estimated)\)", lambda m: f"{m[1]} {UNITS[m[2]]}（{KINDS[m[3]]}）"),
     (r"Download (.+) \((about .+ \((?:measured|estimated)\))\)", lambda m: f"下载 {m[1]}（{lookup(m[2])}）"),
+    (r"Download (.+)\n(about .+)", lambda m: f"下载 {m[1]}\n{lookup(m[2]) or m[2]}"),
     (r"Download (.+)", r"下载 \1"),
+    (r"Conversations \((\d+)\)", r"对话（\1）"),
+    (r"New conversation · (.+)", r"新对话 · \1"),
+    (r"(.+) · (\d+) questions? · (.+)", r"\1 · \2 个问题 · \3"),
     (r"✓ quote found on p\. (\d+)", r"✓ 第 \1 页找到引文"),
     (r"quote found on p\. (\d+)", r"第 \1 页找到引文"),
     (r"Search vectors: passage (\d+) of (\d+)", r"搜索向量：第 \1 段，共 \2 段"),
