@@ -53,14 +53,23 @@ class ClauseTable:
         """The table's quotes in reading order (row by row): the window's evidence cards."""
         return [cell.card for row in self.rows for cell in row if cell.card is not None]
 
-    def evidence(self) -> Evidence:
+    def evidence(self) -> "TableEvidence":
         """The table as evidence: what the citation panel lists and the model's prompt starts with."""
-        return Evidence(self.question, self.cards(), any(self.cards()), self.ms, self.ranked)
+        return TableEvidence(self.question, self.cards(), bool(self.cards()), self.ms, self.ranked, self)
 
     def to_dict(self) -> dict:
         return {"question": self.question, "ms": round(self.ms, 1),
                 "topics": [{"topic": t.label(self.lang), "documents": [c.to_dict() for c in row]}
                            for t, row in zip(self.topics, self.rows)]}
+
+
+@dataclass(frozen=True)
+class TableEvidence(Evidence):
+    """Evidence whose cards are a comparison table's cells (the window draws the table)."""
+    table: ClauseTable | None = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict:
+        return {**super().to_dict(), "table": self.table.to_dict() if self.table else None}
 
 
 def compare_clauses(library, refs: list[DocRef], topics: list[Topic], started: float | None = None) -> ClauseTable:
