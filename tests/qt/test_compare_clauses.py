@@ -10,7 +10,6 @@ from __future__ import annotations
 from PySide6.QtCore import QUrl
 
 from app.qt.compare_view import NO_SUMMARY
-from tests.qt.conftest import open_and_wait
 from tests.qt.test_evidence_first import held  # noqa: F401 - the fixture
 
 CSA = "contracts-en/common-paper-csa.pdf"

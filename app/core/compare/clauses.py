@@ -15,9 +15,9 @@ from app.core.compare.topics import Topic, short_question
 
 # Chosen on half of the benchmark's questions, confirmed on the other half
 # (benchmarks/compare_clauses.py prints both halves).
-HEADING_BONUS = 0.4        # the card's clause heading (or its opening words) names the topic
+HEADING_BONUS = 0.8        # the card's clause heading (or its opening words) names the topic
 DEFINITION_PENALTY = 0.4   # the card is a definition of a term, not the clause itself
-MIN_SHARE = 0.2            # a best card holding less of the topic's words: "not found"
+MIN_SHARE = 0.1            # a best card holding less of the topic's words: "not found"
 _DEFINITION = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?\s*)?[“\"][^”\"]{1,60}[”\"]\s+(?:means|has the meaning|shall mean)"
                          r"|^[^，。]{1,20}是指")
 
