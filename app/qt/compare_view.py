@@ -11,6 +11,7 @@ from app.qt.evidence_view import heading
 
 CELL = "padding:4px 6px; border:1px solid #c8d6e5; vertical-align:top"
 HEAD = "padding:4px 6px; border:1px solid #c8d6e5; background-color:#eaf2fb"
+TOPIC = "padding:3px 6px; border:1px solid #c8d6e5; background-color:#f3f7fc; color:#1b4f72"
 NO_SUMMARY = "The model's summary is not shown: its citations do not back it."
 
 
@@ -22,12 +23,12 @@ def table_html(index: int, evidence) -> str:
     """Entry `index`'s comparison table (evidence: app.core.compare.clauses.TableEvidence)."""
     table = evidence.table
     cards = {id(c): n for n, c in enumerate(evidence.cards)}
-    head = "".join(f"<th style='{HEAD}' width='{90 // len(table.refs)}%'>{_text(Path(r.label).name)}</th>"
-                   for r in table.refs)
-    rows = [f"<tr><th style='{HEAD}' width='10%'>{'主题' if table.lang == 'zh' else 'Topic'}</th>{head}</tr>"]
-    for topic, row in zip(table.topics, table.rows):
-        cells = "".join(_cell(index, cell, cards) for cell in row)
-        rows.append(f"<tr><td style='{CELL}'><b>{_text(topic.label(table.lang))}</b></td>{cells}</tr>")
+    width = 100 // len(table.refs)
+    rows = ["<tr>" + "".join(f"<th style='{HEAD}' width='{width}%'>{_text(Path(r.label).name)}</th>"
+                             for r in table.refs) + "</tr>"]
+    for topic, row in zip(table.topics, table.rows):     # the topic across the row: each document keeps half
+        rows.append(f"<tr><td colspan='{len(row)}' style='{TOPIC}'><b>{_text(topic.label(table.lang))}</b></td></tr>")
+        rows.append("<tr>" + "".join(_cell(index, cell, cards) for cell in row) + "</tr>")
     note = (f"<p style='color:gray; font-size:small; margin:0 0 4px 0'>found in {table.ms / 1000:.2f} s, "
             "from the search alone, before the model reads anything; click a page to see it</p>")
     return (heading("Clauses side by side") + note +
