@@ -120,7 +120,7 @@ class MainWindow(QMainWindow):
         main splitter's saved sizes stay as they were)."""
         self.library_scope: list[int] = []       # documents chosen in the panel for the question
         self.library_panel = LibraryPanel(self.library, self)
-        self.library_panel.sig_open.connect(lambda path: self.open_path(path))
+        self.library_panel.sig_open.connect(lambda path: self.open_path(path, self.target_pane()))
         self.library_panel.sig_scope.connect(self.set_library_scope)
         self.library_panel.sig_removed.connect(self._on_library_removed)
         split = QSplitter(Qt.Orientation.Horizontal, objectName="librarySplitter")
