@@ -80,6 +80,11 @@ def test_side_by_side_at_the_default_size(qtbot, window, corpus):
         shown = super(type(pane.title), pane.title).text()       # what is painted
         assert shown == name or (shown[:3] == name[:3] and shown[-4:] == ".pdf" and "…" in shown), shown
         assert pane.title.toolTip().endswith(name)
+    win.resize(900, 700)                                           # narrower: cut in the middle, never the end
+    qtbot.waitUntil(lambda: "…" in super(type(win.pane_b.title), win.pane_b.title).text(), timeout=5000)
+    shown = super(type(win.pane_b.title), win.pane_b.title).text()
+    assert shown.startswith("bon") and shown.endswith(".pdf") and win.pane_b.title.text() == "bonterms-cloud-terms-v1.0.pdf"
+    win.resize(1400, 900)
     toggle = win.side_by_side.library_button
     toggle.click()
     assert win.library_split.sizes()[0] > 200
