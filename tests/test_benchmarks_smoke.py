@@ -88,3 +88,10 @@ def test_report_from_results(ingest_run, tmp_path):
     md = (docs / "benchmarks.md").read_text(encoding="utf-8")
     assert "## 1. Ingestion" in md and "Not run" in md     # the others were not run here
     assert "bare PyMuPDF" in md
+
+
+def test_compare_clauses_quick(corpus, tmp_path):
+    out = bench("compare_clauses.py", "--quick", "--out", str(tmp_path))
+    data = result(tmp_path, "compare_clauses")
+    assert "request → table" in out and data["pairs"] == 1 and data["p50_ms"] > 0
+    assert set(data["ours"]) == {"tune", "check"} and "on_topic" in data["baseline"]["tune"]

@@ -42,6 +42,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_password(ret)
     ret.add_argument("--json", action="store_true")
 
+    cmp = sub.add_parser("compare", help="two documents' clauses side by side, from the search alone")
+    cmp.add_argument("files", nargs="+", metavar="FILE", help="two PDF files")
+    cmp.add_argument("--topics", nargs="+", help="topics (default: termination, liability, payment, "
+                     "confidentiality, governing law)")
+    cmp.add_argument("--summary", action="store_true", help="also ask the model for a summary row")
+    cmp.add_argument("--model", help="with --summary: model id from models.toml")
+    _add_password(cmp)
+    cmp.add_argument("--json", action="store_true")
+
     idx = sub.add_parser("index", help="ingest PDF files into the library")
     idx.add_argument("files", nargs="+")
     _add_password(idx)

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.answer.streaming import partial_answer, readable_answer
-from app.qt import evidence_view, interface_language
+from app.qt import compare_view, evidence_view, interface_language
 from app.qt.conversation_bar import ConversationBar
 from app.qt.scope_chips import ScopeChips
 
@@ -56,6 +56,8 @@ class ChatPanel(QWidget):
     """The user asks this question."""
     sig_review = Signal(str, str)
     """A whole-document review template: its prompt key ("review_dates") and its title."""
+    sig_compare = Signal(str)
+    """"Compare clauses": the topics typed in the ask box ("" for the template's own)."""
     sig_stop = Signal()
     """The user wants generation to stop."""
     sig_marker_clicked = Signal(int, int)
@@ -127,6 +129,9 @@ class ChatPanel(QWidget):
         topic = self.ask_box.toPlainText() if "{topic}" in template.prompt else ""
         if topic:
             self.ask_box.clear()
+        if template.key.startswith("compare"):   # evidence first: the table from the search alone
+            self.sig_compare.emit(topic)
+            return
         self.sig_ask.emit(template.question(topic))
 
     def _on_ask(self) -> None:
@@ -238,7 +243,9 @@ class ChatPanel(QWidget):
         top = "0" if index == 0 else "18px"
         parts = [f"<p style='margin-top:{top}; margin-bottom:6px'><a name='q{index}'><b>Q:&nbsp;</b></a>"
                  f"<b>{question}</b></p>"]
-        if entry.evidence is not None:
+        if compare_view.is_table(entry.evidence):     # "Compare clauses": the table, then the model's row
+            parts += [compare_view.table_html(index, entry.evidence), compare_view.model_html(entry, markdown_html)]
+        elif entry.evidence is not None:
             parts.append(evidence_view.evidence_html(index, entry.evidence))
             parts.append(self._model_html(entry))
         elif entry.state == "done" and entry.text:

@@ -164,14 +164,18 @@ class EngineController(QObject):
             self.conversations[key] = conversations.load(list(key), getattr(self.plan, "model_id", ""))
         return self.conversations[key]
 
-    def ask(self, library, refs, question: str) -> None:
+    def ask(self, library, refs, question: str, evidence=None) -> None:
         """The evidence first (a job of its own, started first: it never waits for the engine),
-        then the engine's answer, whose prompt starts with the evidence's pages."""
+        then the engine's answer, whose prompt starts with the evidence's pages. `evidence`:
+        already found and shown (a comparison's table): the prompt starts with it."""
         asked, found = time.perf_counter(), Future()
-        self._evidence_job = workers.run(
-            _evidence, library, refs, question, asked, found,
-            on_done=self.sig_evidence.emit,
-            on_error=lambda exc, job=None: log.warning("evidence for %r: %s", question, exc))
+        if evidence is not None:
+            found.set_result(evidence)
+        else:
+            self._evidence_job = workers.run(
+                _evidence, library, refs, question, asked, found,
+                on_done=self.sig_evidence.emit,
+                on_error=lambda exc, job=None: log.warning("evidence for %r: %s", question, exc))
         conv = self.conversation(refs)
         estimate = ProgressEstimate(what_is_read("retrieval"))
 

@@ -25,6 +25,8 @@ from app.qt import export as answer_export
 from app.qt import settings as gui_settings
 from app.qt.chat_panel import ChatPanel
 from app.qt.citation_panel import CitationPanel
+from app.qt.compare_flow import CompareFlow
+from app.qt.compare_layout import SideBySide
 from app.qt.conversations import Conversations
 from app.qt.doc_loader import DocumentLoader, original_path
 from app.qt.library_panel import LibraryPanel
@@ -92,6 +94,8 @@ class MainWindow(QMainWindow):
         self.chat = ChatPanel(self)
         self.chat.sig_ask.connect(self.ask)
         self.chat.sig_review.connect(self.review)
+        self.compare = CompareFlow(self)
+        self.chat.sig_compare.connect(self.compare.start)
         self.chat.sig_stop.connect(self.stop_answer)
         self.chat.sig_marker_clicked.connect(self._on_marker)
         self.chat.sig_evidence_clicked.connect(self._on_evidence_clicked)
@@ -105,7 +109,8 @@ class MainWindow(QMainWindow):
         right.setSizes([560, 320])
         self.right = right
         self.main_split = QSplitter(Qt.Orientation.Horizontal, objectName="mainSplitter")
-        self.main_split.addWidget(self._with_start_page(self.panes))
+        self.side_by_side = SideBySide(self)
+        self.main_split.addWidget(self._with_start_page(self.side_by_side.wrap(self.panes)))
         self.main_split.addWidget(right)
         self.main_split.setStretchFactor(0, 3)
         self.main_split.setStretchFactor(1, 2)
@@ -114,13 +119,14 @@ class MainWindow(QMainWindow):
         self.setStatusBar(self.status)
         for pane in (self.pane_a, self.pane_b):
             pane.view.installEventFilter(self)
+            pane.sig_open_here.connect(lambda p=pane: self.open_dialog(p))
 
     def _with_library_panel(self, rest: QWidget) -> QWidget:
         """The library panel (issue 18) left of everything, in a splitter of its own (the
         main splitter's saved sizes stay as they were)."""
         self.library_scope: list[int] = []       # documents chosen in the panel for the question
         self.library_panel = LibraryPanel(self.library, self)
-        self.library_panel.sig_open.connect(lambda path: self.open_path(path, self.pane_a))
+        self.library_panel.sig_open.connect(lambda path: self.open_path(path, self.target_pane()))
         self.library_panel.sig_scope.connect(self.set_library_scope)
         self.library_panel.sig_removed.connect(self._on_library_removed)
         split = QSplitter(Qt.Orientation.Horizontal, objectName="librarySplitter")
@@ -191,6 +197,7 @@ class MainWindow(QMainWindow):
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt override
         if event.type() == event.Type.FocusIn:      # zoom shortcuts act on the pane last used
             self.active_pane = self.pane_b if watched is self.pane_b.view else self.pane_a
+            self.side_by_side.mark_active()
         return super().eventFilter(watched, event)
 
     # -- documents --------------------------------------------------------------
@@ -199,6 +206,7 @@ class MainWindow(QMainWindow):
 
     def set_compare(self, on: bool) -> None:
         self.pane_b.setVisible(on)
+        self.side_by_side.set_on(on)
         self._show_start_page_if_idle()
         if not on and self.pane_b in self.docs:
             self.docs.pop(self.pane_b)
@@ -212,8 +220,12 @@ class MainWindow(QMainWindow):
         for pane, path in zip((self.pane_a, self.pane_b) if self.compare_mode() else (self.pane_a,), files):
             self.open_path(path, pane)
 
+    def target_pane(self) -> PdfPane:
+        """Where a PDF opened without a pane named goes: side by side, the pane last used."""
+        return self.active_pane if self.compare_mode() else self.pane_a
+
     def open_path(self, path: str, pane: PdfPane | None = None) -> None:
-        pane = pane or self.pane_a
+        pane = pane or self.target_pane()
         path = original_path(self.library, str(path))   # never our OCR copy (issue 33.2)
         self.opened_from[pane] = path
         # a document opened (Ctrl+O, recent, the library's Open, a drop) is the one asked:
@@ -228,6 +240,7 @@ class MainWindow(QMainWindow):
         self._sync_chat()
 
     def open_dialog(self, pane: PdfPane | None = None) -> None:
+        pane = pane or self.target_pane()
         start = str(Path(pane.path).parent) if pane and pane.path else str(Path.home())
         path, _ = QFileDialog.getOpenFileName(self, "Open PDF", start, "PDF documents (*.pdf)")
         if path:
@@ -412,7 +425,8 @@ class MainWindow(QMainWindow):
             self.chat.show_evidence(evidence)      # its own job's signal did not come first
         selected = self.citations.current
         self.citations.set_citations(answer.citations, self._labels(), cards)
-        workers.run(lambda ctx, ids, conv: self.library.add_exchange(ids, question, json.dumps(data, ensure_ascii=False),
+        shown = self.chat.entries[-1].question      # as the chat shows it (a comparison's, not its prompt)
+        workers.run(lambda ctx, ids, conv: self.library.add_exchange(ids, shown, json.dumps(data, ensure_ascii=False),
                                                                     conversation=conv),
                     list(self._asked_ids), getattr(self, "_asked_conversation", None),
                     on_done=lambda _: self.conversations.refresh_list(), on_error=lambda exc: show_error(self, exc))

@@ -22,6 +22,31 @@ from app.qt.pdf_render import PageRenderer
 from app.qt.pdf_search import PdfSearch
 from app.qt.pdf_view import PdfView, Rect
 
+class ElidedLabel(QLabel):
+    """A title that fits its width: cut in the middle ("common-pa…mnda.pdf": both the start
+    and the ending tell documents apart), the whole of it in the tooltip."""
+
+    def __init__(self, text: str = "", **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._full = ""
+        self.setText(text)
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt override
+        self._full = text
+        self._elide()
+
+    def text(self) -> str:
+        return self._full
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        shown = self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideMiddle, max(self.width(), 40))
+        super().setText(shown)
+
+
 ZOOMS = [("Fit width", "width"), ("Fit page", "page"), ("50 %", 0.5), ("75 %", 0.75),
          ("100 %", 1.0), ("125 %", 1.25), ("150 %", 1.5), ("200 %", 2.0), ("300 %", 3.0)]
 
@@ -31,6 +56,8 @@ class PdfPane(QWidget):
     """The document is displayed: path, page count."""
     sig_failed = Signal(str, object)
     """The document cannot be displayed: path, PasswordNeeded or RenderError."""
+    sig_open_here = Signal()
+    """The pane's own Open button: open a PDF into this pane."""
     sig_highlighted = Signal(int, object)
     """A quote was located and highlighted: 1-based page, list of rectangles (PDF points)."""
     _sig_found = Signal(int, int, object)
@@ -54,7 +81,7 @@ class PdfPane(QWidget):
 
     # -- building ---------------------------------------------------------------
     def _build(self, label: str) -> None:
-        self.title = QLabel("No document", objectName="paneTitle")
+        self.title = ElidedLabel("No document", objectName="paneTitle")
         self.view.placeholder = label
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.page_box = QSpinBox(minimum=0, maximum=0, keyboardTracking=False, toolTip="Go to page")
@@ -75,6 +102,8 @@ class PdfPane(QWidget):
         bar = QHBoxLayout()
         bar.setContentsMargins(6, 4, 6, 0)
         bar.addWidget(self.title, 1)
+        self.open_button = self._tool("📂", "Open a PDF in this pane", self.sig_open_here.emit)
+        bar.addWidget(self.open_button)
         for widget in (self.page_box, self.page_total,
                        self._tool("−", "Zoom out (Ctrl+-)", lambda: self.view.zoom_by(1 / 1.2)), self.zoom_box,
                        self._tool("+", "Zoom in (Ctrl++)", lambda: self.view.zoom_by(1.2))):
@@ -109,7 +138,7 @@ class PdfPane(QWidget):
         """Start opening `path`; sig_opened or sig_failed follows."""
         self.path, self.password = str(path), password
         self.title.setText(Path(path).name)
-        self.title.setToolTip(str(path))
+        self.title.setToolTip(str(path))      # the whole path, whatever the title shows
         renderer = PageRenderer(str(path), password)
         renderer.sig_opened.connect(lambda geoms, r=renderer: self._on_opened(r, geoms))
         renderer.sig_failed.connect(lambda exc, r=renderer: self._on_failed(r, exc))

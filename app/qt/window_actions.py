@@ -37,7 +37,7 @@ def build_actions(window) -> dict[str, QAction]:
 
 
 def _file_menu(window, menu) -> None:
-    _action(window, menu, "&Open PDF…", lambda: window.open_dialog(window.pane_a), "Ctrl+O", "open")
+    _action(window, menu, "&Open PDF…", lambda: window.open_dialog(), "Ctrl+O", "open")   # the pane in use
     _action(window, menu, "Open PDF &side by side…", lambda: window.open_dialog(window.pane_b),
             "Ctrl+Shift+O", "open_compare")
     recent = menu.addMenu("Open &recent")
@@ -54,7 +54,7 @@ def _fill_recent(window, menu) -> None:
         action = menu.addAction(Path(path).name)
         action.setToolTip(path)
         action.setEnabled(Path(path).is_file())
-        action.triggered.connect(lambda _=False, p=path: window.open_path(p, window.pane_a))
+        action.triggered.connect(lambda _=False, p=path: window.open_path(p))
     if not files:
         menu.addAction("(none yet)").setEnabled(False)
 

@@ -1,12 +1,13 @@
 """Every `pagewise` command, one module each: the command's name → the function that runs it,
 which returns (data for --json, text for people), or (None, "") when it printed nothing."""
-from app.cli.commands import ask, doctor, gui, index, library, models, plan, read, retrieve, review, settings
+from app.cli.commands import ask, compare, doctor, gui, index, library, models, plan, read, retrieve, review, settings
 
 COMMANDS = {
     "gui": gui.run,
     "ask": ask.run,
     "read": read.run,
     "retrieve": retrieve.run,
+    "compare": compare.run,      # clauses side by side, evidence first
     "index": index.run,
     "doctor": doctor.run,
     "plan": plan.run,

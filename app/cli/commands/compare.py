@@ -1,0 +1,64 @@
+"""`pagewise compare A.pdf B.pdf [--topics …] [--summary] [--json]`: each topic's best clause
+of both documents side by side, quoted as printed with its page, from the search alone (no
+model); with --summary the model's row after it, kept only when its citations back it."""
+from __future__ import annotations
+
+import time
+
+from app.cli.documents import add_all, doc_refs, open_library
+from app.errors import UserError
+
+
+def run(args):
+    from app.core.compare import compare_clauses, parse_topics
+    if len(args.files) != 2:
+        raise UserError(f"compare takes two PDF files, not {len(args.files)}")
+    asked = time.perf_counter()
+    lib = open_library()
+    infos = add_all(lib, args.files, args.password, quiet=args.json)
+    refs = doc_refs(infos, args.files)
+    topics = parse_topics(", ".join(args.topics) if args.topics else None)
+    table = compare_clauses(lib, refs, topics, started=time.perf_counter())
+    data = table.to_dict()
+    data["total_s"] = round(time.perf_counter() - asked, 2)
+    if not args.json:
+        print(table_text(table), flush=True)
+    if args.summary:
+        data["model"] = _model_row(lib, refs, table, args)
+        if not args.json:
+            print(summary_text(data["model"]), flush=True)
+    return data, None
+
+
+def _model_row(lib, refs, table, args) -> dict | None:
+    from app.core.compare.summary import model_prompt, model_row
+    from app.worker.runtime import EngineRuntime
+    runtime = EngineRuntime(model_id=args.model, on_status=None)
+    try:
+        runtime.start()
+        answer = runtime.ask(lib, refs, model_prompt(table), mode="retrieval", evidence=table.evidence())
+    finally:
+        runtime.stop()
+    return model_row(answer)
+
+
+def table_text(table) -> str:
+    lines = [f"{table.question}  (from the search alone, {table.ms / 1000:.2f} s)"]
+    for topic, row in zip(table.topics, table.rows):
+        lines.append(f"\n{topic.label(table.lang)}")
+        for cell in row:
+            if cell.card is None:
+                lines.append(f"  {cell.ref.label}: not found")
+                continue
+            mark = "verified" if cell.verified else "NOT verified"
+            clause = f" · {cell.card.clause}" if cell.card.clause else ""
+            lines.append(f"  {cell.ref.label} p. {cell.card.page}{clause} [{mark}]")
+            lines.append(f"       \u201c{cell.card.quote}\u201d")
+    return "\n".join(lines)
+
+
+def summary_text(row: dict | None) -> str:
+    if row is None:
+        return "\nThe model's summary is not shown: its citations do not back it."
+    cites = "; ".join(f"{c['doc']} p. {c['page']}" for c in row["citations"])
+    return f"\nSummary (model): {row['summary']}\n  sources: {cites}"
