@@ -10,6 +10,13 @@ import re
 EXACT: dict[str, str] = {
     # menus and actions
     "File": "文件", "View": "视图", "Ask": "提问", "Help": "帮助", "Engine": "引擎",
+    "Open a PDF in this pane": "在此窗格打开 PDF", "Show or hide the library while comparing": "对比时显示或隐藏文档库",
+    "Side by side · Ctrl+O opens into the pane in bold": "并排 · Ctrl+O 在粗体标题的窗格中打开",
+    "✕ Close side by side": "✕ 关闭并排", "Back to one document (the left one)": "回到单个文档（左侧）",
+    "Clauses side by side": "条款并排对比", "✓ verified": "✓ 已核实", "⚠ not verified": "⚠ 未核实",
+    "The model's summary is not shown: its citations do not back it.": "不显示模型的总结：其引文不支持它。",
+    "Summary (model, backed by its citations)": "总结（模型生成，有引文支持）",
+    "the table is from the search alone; no model is running": "此表仅来自搜索；没有运行模型",
     "Conversations": "对话", "New conversation": "新对话",
     "Start an empty conversation: the next question carries nothing of the others":
         "开始一个空白对话：下一个问题不带入其他对话的任何内容",
