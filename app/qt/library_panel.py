@@ -18,7 +18,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.documents import listing
+from app.core.documents import doc_locks, listing
+from app.qt import workers
+from app.qt.errors import show_error
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -140,6 +142,21 @@ class LibraryPanel(QWidget):
             if answer != QMessageBox.StandardButton.Yes:
                 return
         for doc_id in ids:
+            if doc_locks.answers_under_way(self.library.get(doc_id).sha256):
+                self._remove_after_answer(doc_id)      # the window stays usable meanwhile
+                continue
             listing.remove_document(self.library, doc_id)
             self.sig_removed.emit(doc_id)
         self.refresh()
+
+    def _remove_after_answer(self, doc_id: int) -> None:
+        """An answer is reading the document: it is removed when that answer is done (issue 32)."""
+        self.remove_button.setEnabled(False)
+        self.remove_button.setText("Removing after the answer…")
+
+        def done(_):
+            self.remove_button.setText("Remove")
+            self.sig_removed.emit(doc_id)
+            self.refresh()
+        workers.run(lambda ctx: listing.remove_document(self.library, doc_id), on_done=done,
+                    on_error=lambda exc: (self.remove_button.setText("Remove"), show_error(self, exc)))

@@ -2,6 +2,8 @@
 (its pages, chunks, search vectors, chat history and OCR copy): app/core/documents/listing.py."""
 from __future__ import annotations
 
+import sys
+
 from app.errors import UserError
 
 
@@ -17,7 +19,9 @@ def run(args):
             return {"documents": rows}, human
         if args.library_command == "remove":
             try:
-                gone = listing.remove_document(lib, args.id)
+                gone = listing.remove_document(lib, args.id, on_wait=lambda: print(
+                    f"pagewise: an answer is reading document {args.id}; it is removed when that "
+                    "answer is done…", file=sys.stderr, flush=True))
             except listing.DocumentError:
                 raise UserError(f"document {args.id} is not in the library "
                                 "(see `pagewise library list`)") from None

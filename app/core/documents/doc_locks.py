@@ -109,6 +109,16 @@ def in_use(library, doc_ids: list[int]) -> Iterator[None]:
             os.close(fd)                               # closing releases the lock
 
 
+def answers_under_way(sha256: str) -> bool:
+    """Whether an answer holds this document now (a hint: one may start right after)."""
+    fd = _open(sha256)
+    try:
+        free = _lock(fd, exclusive=True, wait=False)
+        return not free
+    finally:
+        os.close(fd)
+
+
 @contextlib.contextmanager
 def removing(sha256: str, on_wait: Callable[[], None] | None = None,
              limit_s: float = WAIT_LIMIT_S) -> Iterator[None]:
