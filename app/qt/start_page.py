@@ -156,13 +156,16 @@ class StartPage(QWidget):
                                              "run `pagewise models list` and `pagewise models pull ID`")
         else:
             self.get_model_button.clicked.connect(lambda: opener(self.window()))
-        row = QHBoxLayout(box)
-        row.addWidget(text, 1)
+        column = QVBoxLayout(box)         # the text across the banner, the buttons under it
+        column.addWidget(text)
+        row = QHBoxLayout()
         from app.qt.model_manager import recommended_button   # issue 33: one click to the model to get
         self.download_button = recommended_button(box)
         if self.download_button is not None:
-            row.addWidget(self.download_button, 0, Qt.AlignmentFlag.AlignVCenter)
-        row.addWidget(self.get_model_button, 0, Qt.AlignmentFlag.AlignVCenter)
+            row.addWidget(self.download_button)
+        row.addWidget(self.get_model_button)
+        row.addStretch(1)
+        column.addLayout(row)
         self.test_model_notice = box
         box.setVisible(self._embedded is not None)   # until the plan says which model answers
         return box
