@@ -172,7 +172,7 @@ class EngineRuntime:
         with self._question_first():
             return review.review(library, refs, template, self.engine, self.plan.max_model_len,
                                  on_part=on_part, cancel=cancel,
-                                 prefill_tps=self.memory.prefill_tps(self.speed_key()),
+                                 prefill_tps=self.memory.budget_tps(self.speed_key()),
                                  target_s=self.target_s(), **options)
 
     def prepare(self, library, refs: list[qa.DocRef]) -> bool:
@@ -206,7 +206,7 @@ class EngineRuntime:
                 on_reading(r)
 
         return qa.ask(library, refs, question, line, self.plan.max_model_len,
-                      on_delta=on_delta, cancel=cancel, mode=mode, prefill_tps=self.memory.prefill_tps(self.speed_key()),
+                      on_delta=on_delta, cancel=cancel, mode=mode, prefill_tps=self.memory.budget_tps(self.speed_key()),
                       cached=self.memory.was_read(model, doc_ids), conversation=conversation,
                       target_s=self.target_s(), on_reading=reading, on_progress=on_progress,
                       rerank=self.reranks(), evidence=evidence, cut_passages=self.engine.adapter.cuts_passages)
