@@ -106,6 +106,9 @@ class StatusBar(QStatusBar):
         self.activity_label.setMaximumWidth(ACTIVITY_WIDTH + 20)
         self.answer_label = QLabel("", objectName="answerProgress")   # "writing the answer · 14 s · …"
         self.answer_label.setMaximumWidth(ACTIVITY_WIDTH + 20)
+        # its usual line whole: the bar's other labels must not squeeze it to "… · 20 toke"
+        self.answer_label.setMinimumWidth(min(ACTIVITY_WIDTH, self.answer_label.fontMetrics().horizontalAdvance(
+            "writing the answer · 888 s · 8,888 tokens (88.8/s)") + 8))
         self.answer_label.setVisible(False)
         self.paused_label = QLabel("", objectName="pausedWork")   # what waits while a question runs
         self.paused_label.setVisible(False)

@@ -47,6 +47,8 @@ def test_the_window_shows_the_answer_being_written_with_a_ticking_count(qtbot, l
     assert writing, [line for line, _, _ in lines]
     assert all(shown for _, shown in writing)             # in the status bar, not only in the bubble
     assert any("tokens" in line for line, _ in writing)
+    label = win.status.answer_label                       # the line is not squeezed to "… · 20 toke"
+    assert label.minimumWidth() >= max(label.fontMetrics().horizontalAdvance(line) for line, _ in writing)
     ticks = [_seconds(line) for line, _ in writing]
     assert ticks == sorted(ticks) and len(set(ticks)) >= 2, writing   # the seconds move
     # nothing stale meanwhile: no background reading line while the question ran
