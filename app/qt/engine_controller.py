@@ -7,10 +7,11 @@ import threading
 import time
 from concurrent.futures import Future
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
-from app.core.answer.progress import DoesNotFit, ProgressEstimate, what_is_read
+from app.core.answer.progress import DoesNotFit, ProgressEstimate, Writing, what_is_read
 from app.qt import workers
+from app.qt.answer_progress import AnswerProgress
 
 log = logging.getLogger("pagewise.gui")
 
@@ -62,10 +63,13 @@ def _warm_evidence(ctx, library, refs) -> None:
 
 def _ask(ctx, runtime, library, refs, question: str, conversation, evidence: Future):
     # the prompt starts with the cards shown: wait for them (the search alone, well under the
-    # time the engine takes to read them)
-    return runtime.ask(library, refs, question, on_delta=ctx.emit, cancel=ctx.cancel_event,
-                       conversation=conversation, on_reading=ctx.emit, on_progress=ctx.progress,
-                       evidence=evidence.result())
+    # time the engine takes to read them). The question holds the machine from now on: a
+    # background reading stops at its next slice instead of slowing that search down.
+    from app.core import cpu_work
+    with cpu_work.scheduler.foreground("answering"):
+        return runtime.ask(library, refs, question, on_delta=ctx.emit, cancel=ctx.cancel_event,
+                           conversation=conversation, on_reading=ctx.emit, on_progress=ctx.progress,
+                           evidence=evidence.result(), on_writing=ctx.emit)
 
 
 def _review(ctx, runtime, library, refs, template: str):
@@ -74,12 +78,6 @@ def _review(ctx, runtime, library, refs, template: str):
     answer = result.as_answer()          # shown like any answer, with what answered it
     answer.engine = runtime.engine_info()
     return answer
-
-
-def part_line(k: int, n: int, part) -> str:
-    """"part 3 of 12 · pp. 11-15 · ≈ 9 s": a review's progress in the answer bubble."""
-    eta = f" · reading ≈ {part.expected_s:.0f} s" if part.expected_s is not None else ""
-    return f"reviewing part {k} of {n} · {part.pages_label}{eta}"
 
 
 def _read(ctx, runtime, library, refs):
@@ -106,6 +104,13 @@ class EngineController(QObject):
     """Before the first word: what the engine reads and how far it is."""
     sig_background = Signal(str)
     """Background reading of the open documents: "reading the contract: 45%", "" when done."""
+    sig_answer_progress = Signal(str)
+    """Where the question (or review) running stands, ticking every second: "writing the
+    answer · 14 s · 96 tokens (6.9/s)"; "" when it ended."""
+
+    READING_GRACE_MS = 10_000
+    """A document just opened is usually asked about at once: its background reading waits
+    this long (and again after each question), so the first question has the machine alone."""
 
     def __init__(self, runtime_factory=None, parent=None) -> None:
         super().__init__(parent)
@@ -118,6 +123,12 @@ class EngineController(QObject):
         self._read_job = None
         self._closing = threading.Event()
         self.conversations: dict[tuple, object] = {}   # per document set: the append-only context
+        self.progress = AnswerProgress(self)            # the running question's ticking line
+        self.progress.sig_line.connect(self._tell_progress)
+        self._reading_key: tuple | None = None          # the document set read (or to read) in the background
+        self._reading_args: tuple | None = None
+        self._reading_timer = QTimer(self, singleShot=True, interval=self.READING_GRACE_MS,
+                                     timeout=self._start_reading)
 
     def start(self) -> None:
         """Start the engine in the background (probe → plan → launch)."""
@@ -178,24 +189,47 @@ class EngineController(QObject):
                 on_error=lambda exc, job=None: log.warning("evidence for %r: %s", question, exc))
         conv = self.conversation(refs)
         estimate = ProgressEstimate(what_is_read("retrieval"))
+        self._question_began()
 
         def message(value) -> None:
             if isinstance(value, str):
                 self.sig_delta.emit(value)
+            elif isinstance(value, Writing):        # the prompt is read: the answer is being generated
+                self.progress.writing(value)
             else:                                   # qa.Reading (or Choosing): said before the engine reads
                 estimate.what = what_is_read(value.mode)
-                self.sig_reading.emit(value.line())
+                self.progress.say(value.line())
 
         def done(answer) -> None:
             self._save_conversation(conv)
+            self._question_ended()
             self.sig_answer.emit(question, answer)
 
         self._ask_job = workers.run(
             _ask, self.runtime, library, refs, question, conv, found,
             on_message=message,
-            on_progress=lambda read, total: self.sig_reading.emit(estimate(read, total).line()),
+            on_progress=lambda read, total: self.progress.say(estimate(read, total).line()),
             on_done=done,
             on_error=lambda exc, job=None: self._on_ask_failed(question, exc))
+
+    def _tell_progress(self, line: str) -> None:
+        """The running question's line: in its answer bubble (until words show) and the status bar."""
+        if line:
+            self.sig_reading.emit(line)
+        self.sig_answer_progress.emit(line)
+
+    def _question_began(self) -> None:
+        """A question holds the machine: the background reading's line would be stale (it is cut
+        until the answer is done), and its grace starts again after the answer."""
+        if self._reading_key is not None:
+            self.sig_background.emit("")
+        if self._reading_timer.isActive():
+            self._reading_timer.stop()
+
+    def _question_ended(self) -> None:
+        self.progress.stop()
+        if self._reading_args is not None and (self._read_job is None or self._read_job.finished):
+            self._reading_timer.start()
 
     def warm_evidence(self, library, refs) -> None:
         """Ready the evidence search for these documents (their first question's cards come
@@ -206,10 +240,20 @@ class EngineController(QObject):
     def review(self, library, refs, template: str, label: str) -> None:
         """A review template by map-reduce (parts said as they are read); the result arrives
         on sig_answer like any answer, with `label` as its question."""
+        self._question_began()
+
+        def part(value) -> None:
+            finished = self.progress.part(*value)    # the part before this one is done: shown now
+            if finished is not None and (finished.notes or "").strip():
+                self.sig_delta.emit(f"{finished.pages_label}: {finished.notes.strip()}\n\n")
+
+        def done(answer) -> None:
+            self._question_ended()
+            self.sig_answer.emit(label, answer)
+
         self._ask_job = workers.run(
             _review, self.runtime, library, refs, template,
-            on_message=lambda value: self.sig_reading.emit(part_line(*value)),
-            on_done=lambda answer: self.sig_answer.emit(label, answer),
+            on_message=part, on_done=done,
             on_error=lambda exc, job=None: self._on_ask_failed(label, exc))
 
     def _save_conversation(self, conv) -> None:
@@ -220,21 +264,52 @@ class EngineController(QObject):
             log.info("conversation not kept: %s", exc)
 
     def read_in_background(self, library, refs, label: str) -> None:
-        """Read the open documents whole while the user looks at them (ARCHITECTURE §2); a
-        question pre-empts it (the runtime cuts the reading and resumes it afterwards)."""
-        if not self.ready() or (self._read_job is not None and not self._read_job.finished):
+        """Read the open documents whole while the user looks at them (ARCHITECTURE §2), once
+        READING_GRACE_MS passed without a question: a document just opened is usually asked
+        about at once, and that question comes first. A question pre-empts a reading that
+        runs (the runtime cuts it and resumes it afterwards). Other documents than the ones
+        read or waiting: that reading is dropped and its line cleared (it spoke of a
+        document no longer asked)."""
+        if not self.ready():
             return
-        estimate = ProgressEstimate(f"reading {label}")
+        key = tuple(sorted(r.doc_id for r in refs))
+        if key != self._reading_key:
+            if self._read_job is not None and not self._read_job.finished:
+                self._read_job.cancel()
+            self.sig_background.emit("")
+        elif self._read_job is not None and not self._read_job.finished:
+            return
+        self._reading_key, self._reading_args = key, (library, refs, label)
+        if not (self._ask_job is not None and not self._ask_job.finished):
+            self._reading_timer.start()
+
+    def _start_reading(self) -> None:
+        if self._reading_args is None or not self.ready() or \
+                (self._ask_job is not None and not self._ask_job.finished):
+            return
+        library, refs, label = self._reading_args
+        key, estimate = self._reading_key, ProgressEstimate(f"reading {label}")
+
+        def say(line: str) -> None:                 # a reading of documents no longer asked says nothing
+            if key == self._reading_key:
+                self.sig_background.emit(line)
+
+        def done(result) -> None:
+            if key == self._reading_key:
+                self._reading_args = None
+            say("" if result.get("already") else f"read {label}: answers use the whole document")
+
         self._read_job = workers.run(
             _read, self.runtime, library, refs,
-            on_progress=lambda read, total: self.sig_background.emit(estimate(read, total).line()),
-            on_done=lambda result: self.sig_background.emit(
-                "" if result.get("already") else f"read {label}: answers use the whole document"),
-            on_error=lambda exc, job=None: self._on_read_failed(exc))
+            on_progress=lambda read, total: say(estimate(read, total).line()),
+            on_done=done, on_error=lambda exc, job=None: self._on_read_failed(exc, key))
 
-    def _on_read_failed(self, exc: Exception) -> None:
+    def _on_read_failed(self, exc: Exception, key: tuple | None = None) -> None:
         from app.core.failures import BadInput
         log.info("background reading: %s", exc)
+        if key is not None and key != self._reading_key:
+            return
+        self._reading_args = None
         if isinstance(exc, BadInput):
             share = f" (about {exc.share:.0%} fits)" if isinstance(exc, DoesNotFit) else ""
             self.sig_background.emit(f"too long to read whole{share}: answers use passages")
@@ -250,6 +325,7 @@ class EngineController(QObject):
                     on_error=lambda exc, job=None: log.info("engine prepare: %s", exc))
 
     def _on_ask_failed(self, question: str, exc: Exception) -> None:
+        self._question_ended()
         stopped = self._ask_job is not None and self._ask_job.ctx.cancelled
         self.sig_ask_failed.emit(question, exc, stopped)
 
@@ -260,6 +336,8 @@ class EngineController(QObject):
     def shutdown(self) -> None:
         """Stop generation and the engine process (called when the window closes)."""
         self._closing.set()
+        self._reading_timer.stop()
+        self.progress.stop()
         self.stop_answer()
         if self._read_job is not None and not self._read_job.finished:
             self._read_job.cancel()

@@ -376,6 +376,7 @@ class MainWindow(QMainWindow):
         self.engine.sig_delta.connect(self.chat.stream)
         self.engine.sig_reading.connect(self.chat.set_status)
         self.engine.sig_background.connect(self.status.set_activity)
+        self.engine.sig_answer_progress.connect(self.status.set_answer_progress)
         self.engine.sig_evidence.connect(self._on_evidence)
         self.engine.sig_answer.connect(self._on_answer)
         self.engine.sig_ask_failed.connect(self._on_ask_failed)

@@ -104,9 +104,16 @@ class StatusBar(QStatusBar):
         self.gauges: list[MemoryGauge] = []
         self.activity_label = QLabel("", objectName="activity")   # "reading the contract: 45%"
         self.activity_label.setMaximumWidth(ACTIVITY_WIDTH + 20)
+        self.answer_label = QLabel("", objectName="answerProgress")   # "writing the answer · 14 s · …"
+        self.answer_label.setMaximumWidth(ACTIVITY_WIDTH + 20)
+        # its usual line whole: the bar's other labels must not squeeze it to "… · 20 toke"
+        self.answer_label.setMinimumWidth(min(ACTIVITY_WIDTH, self.answer_label.fontMetrics().horizontalAdvance(
+            "writing the answer · 888 s · 8,888 tokens (88.8/s)") + 8))
+        self.answer_label.setVisible(False)
         self.paused_label = QLabel("", objectName="pausedWork")   # what waits while a question runs
         self.paused_label.setVisible(False)
         self.addWidget(self.state_label)
+        self.addWidget(self.answer_label)
         self.addWidget(self.activity_label)
         self.addWidget(self.paused_label)
         self.addWidget(self.plan_label, 1)
@@ -135,10 +142,11 @@ class StatusBar(QStatusBar):
     def set_activity(self, text: str) -> None:
         """Background work in a few words (elided; the whole line in the tooltip): the status
         bar must never push the window wider."""
-        metrics = self.activity_label.fontMetrics()
-        self.activity_label.setText(metrics.elidedText(text, Qt.TextElideMode.ElideRight, ACTIVITY_WIDTH))
-        self.activity_label.setToolTip(text)
-        self.activity_label.setVisible(bool(text))
+        _set_elided(self.activity_label, text)
+
+    def set_answer_progress(self, text: str) -> None:
+        """The running question: "writing the answer · 14 s · 96 tokens (6.9/s)", ticking; "" when done."""
+        _set_elided(self.answer_label, text)
 
     def set_plan(self, summary: str, reasons: list[str] | tuple[str, ...] = ()) -> None:
         metrics = self.plan_label.fontMetrics()
@@ -184,3 +192,9 @@ class StatusBar(QStatusBar):
         for gauge in self.gauges:
             self._gauge_layout.addWidget(gauge)
 
+
+def _set_elided(label: QLabel, text: str) -> None:
+    """A line that fits its label (cut with "…"), the whole of it in the tooltip; hidden when empty."""
+    label.setText(label.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, ACTIVITY_WIDTH))
+    label.setToolTip(text)
+    label.setVisible(bool(text))

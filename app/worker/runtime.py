@@ -15,7 +15,7 @@ from typing import Callable
 from app.core import cpu_work
 from app.core.answer import prompts, qa
 from app.core.answer.conversation import Conversation
-from app.core.answer.progress import DoesNotFit
+from app.core.answer.progress import DoesNotFit, WritingClock
 from app.core.answer.reading_memory import ReadingMemory
 from app.core.answer.values import EngineInfo
 from app.worker import protocol, recovery
@@ -55,6 +55,36 @@ class QuestionLine:
 
     def count_tokens(self, messages: list[dict]) -> int:
         return self.engine.count_tokens(messages)
+
+
+WRITING_EVERY_S = 1.0      # a Writing event at most this often while tokens come
+
+
+def _writing_told(on_writing, on_delta, on_progress):
+    """on_delta and on_progress that also tell `on_writing` how the answer's generation goes:
+    once the prompt is read (the phase begins), then with the tokens as they come. The reply
+    is JSON under a schema, and before this nothing moved between "100 %" and the answer."""
+    clock, said = WritingClock(), [-WRITING_EVERY_S]
+
+    def tell(force: bool = False) -> None:
+        now = clock.now()
+        if now is not None and (force or now.seconds - said[0] >= WRITING_EVERY_S):
+            said[0] = now.seconds
+            on_writing(now)
+
+    def delta(text: str) -> None:
+        clock.token()
+        tell(clock.tokens == 1)
+        if on_delta:
+            on_delta(text)
+
+    def progress(read: int, total: int) -> None:
+        if on_progress:
+            on_progress(read, total)
+        if total and read >= total:
+            clock.begin()
+            tell(True)
+    return delta, progress
 
 
 class EngineRuntime:
@@ -134,15 +164,17 @@ class EngineRuntime:
     def ask(self, library, refs: list[qa.DocRef], question: str, mode: str = "auto",
             on_delta=None, cancel: threading.Event | None = None,
             conversation: Conversation | None = None, on_reading=None, on_progress=None,
-            evidence=None) -> qa.Answer:
+            evidence=None, on_writing=None) -> qa.Answer:
         """One question; with `conversation`, a follow-up in it (append-only context).
         `evidence`: the cards already shown (find_evidence): the prompt starts with them.
         `on_reading(qa.Reading)` before the engine reads, `on_progress(read, total)` while it
-        does. A background reading in progress is pre-empted and resumes afterwards."""
+        does, `on_writing(Writing)` once it is read and about every second of the answer's
+        generation (time, tokens so far). A background reading in progress is pre-empted and
+        resumes afterwards."""
         self._require()
         doc_ids = [r.doc_id for r in refs]
         extra = {"conversation": conversation, "on_reading": on_reading, "on_progress": on_progress,
-                 "evidence": evidence}
+                 "evidence": evidence, "on_writing": on_writing}
         with self._question_first():   # one question at a time per engine: the worker serialises anyway
             # a dead or hung engine is restarted (same plan, fresh port) and the question asked
             # once more; a failed request is reported as it is and restarts nothing
@@ -172,7 +204,7 @@ class EngineRuntime:
         with self._question_first():
             return review.review(library, refs, template, self.engine, self.plan.max_model_len,
                                  on_part=on_part, cancel=cancel,
-                                 prefill_tps=self.memory.prefill_tps(self.speed_key()),
+                                 prefill_tps=self.memory.budget_tps(self.speed_key()),
                                  target_s=self.target_s(), **options)
 
     def prepare(self, library, refs: list[qa.DocRef]) -> bool:
@@ -196,9 +228,11 @@ class EngineRuntime:
         return True
 
     def _ask_once(self, library, refs, question, mode, on_delta, cancel, conversation=None,
-                  on_reading=None, on_progress=None, evidence=None) -> qa.Answer:
+                  on_reading=None, on_progress=None, evidence=None, on_writing=None) -> qa.Answer:
         model, doc_ids = self.plan.model_id, [r.doc_id for r in refs]
         line = QuestionLine(self.engine)
+        if on_writing is not None:       # each attempt writes from its start (a retry streams anew)
+            on_delta, on_progress = _writing_told(on_writing, on_delta, on_progress)
 
         def reading(r: qa.Reading) -> None:
             line.reading_s = getattr(r, "seconds", None) or 0.0
@@ -206,7 +240,7 @@ class EngineRuntime:
                 on_reading(r)
 
         return qa.ask(library, refs, question, line, self.plan.max_model_len,
-                      on_delta=on_delta, cancel=cancel, mode=mode, prefill_tps=self.memory.prefill_tps(self.speed_key()),
+                      on_delta=on_delta, cancel=cancel, mode=mode, prefill_tps=self.memory.budget_tps(self.speed_key()),
                       cached=self.memory.was_read(model, doc_ids), conversation=conversation,
                       target_s=self.target_s(), on_reading=reading, on_progress=on_progress,
                       rerank=self.reranks(), evidence=evidence, cut_passages=self.engine.adapter.cuts_passages)

@@ -311,3 +311,17 @@ def test_a_threads_flag_above_the_cores_reaches_the_worker_clamped(tmp_path, cap
     spec = llamacpp.launch_spec(tmp_path / "m.gguf", n_ctx=2048, threads=1000)
     assert spec.argv[spec.argv.index("--threads") + 1] == str(settings.cores())
     assert "is more than the" in capsys.readouterr().err
+
+
+def test_prompts_are_sized_by_a_speed_that_holds_while_answers_stay_near_it(tmp_path):
+    """Issues 32.18, 33.6: the budget followed every answer's speed, so the same question on
+    the same document got other passages after each answer and its stored prompt never matched."""
+    mem = ReadingMemory(tmp_path / "memory.json")
+    mem.set_prefill("m", 188.5)
+    assert mem.budget_tps("m") == 188.5
+    mem.record_prefill("m", 1101, 8.688)             # 127 tok/s: smoothed to 157.6, within the band
+    assert mem.prefill_tps("m") == 157.6 and mem.budget_tps("m") == 188.5
+    assert ReadingMemory(tmp_path / "memory.json").budget_tps("m") == 188.5     # kept between runs
+    mem.record_prefill("m", 1000, 20.0)              # 50 tok/s: out of the band, the budget follows
+    assert mem.budget_tps("m") == mem.prefill_tps("m") < 150
+    assert mem.budget_tps("unknown") is None

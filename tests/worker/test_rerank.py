@@ -34,7 +34,7 @@ def test_the_model_chooses_a_page_first_and_the_answer_gets_what_the_target_has_
     # the chosen page is the first passage of the answer's prompt
     assert conv.passages()[0].page == ranked[choice.chosen - 1][1].page
     # the answer's budget is what the target has left after the choice
-    tps = runtime.memory.prefill_tps(runtime.speed_key())
+    tps = runtime.memory.budget_tps(runtime.speed_key())      # the speed prompts are sized by
     expected = qa.time_budget_tokens(max(TARGET - choice.seconds, 0.1), tps, runtime.plan.max_model_len)
     assert abs(answer.context.budget_tokens - expected) <= tps * 0.01 + 1    # seconds are rounded to 0.01
     assert answer.context.budget_tokens <= qa.time_budget_tokens(TARGET, tps, runtime.plan.max_model_len)

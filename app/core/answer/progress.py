@@ -1,6 +1,7 @@
 """What the engine reads before an answer, as typed events the CLI and the window both show:
 `Reading` said once before the engine reads, then `ReadingProgress` as it goes
-("reading the passages: 45% · 6 s left"), and `DoesNotFit` when documents asked to be read
+("reading the passages: 45% · 6 s left"), then `Writing` while the answer is generated
+("writing the answer · 14 s · 96 tokens"), and `DoesNotFit` when documents asked to be read
 whole do not fit the context. The wording is here, once; the surfaces only place it."""
 from __future__ import annotations
 
@@ -81,6 +82,51 @@ class ProgressEstimate:
         rate = (read - self.first[1]) / max(now - self.first[0], 1e-6)
         left = (total - read) / rate if rate > 0 and read < total else None
         return ReadingProgress(self.what, read, total, left, measured)
+
+
+WRITING = "writing the answer"
+
+
+@dataclass(frozen=True)
+class Writing:
+    """The answer being written, from the moment the prompt is read: how long, how many
+    tokens so far and at what speed. The reply is JSON under a schema, so its words may
+    not show for a while; this is what moves meanwhile."""
+    seconds: float                # since the prompt was read
+    tokens: int                   # reply tokens so far (streamed pieces)
+
+    @property
+    def tokens_per_s(self) -> float | None:
+        return self.tokens / self.seconds if self.tokens and self.seconds >= 1 else None
+
+    def line(self) -> str:
+        """"writing the answer · 14 s · 96 tokens (6.9/s)"."""
+        tokens = f" · {self.tokens:,} token{'s' if self.tokens != 1 else ''}" if self.tokens else ""
+        speed = f" ({self.tokens_per_s:.1f}/s)" if self.tokens_per_s else ""
+        return f"{WRITING} · {self.seconds:.0f} s{tokens}{speed}"
+
+    def later(self, seconds: float) -> "Writing":
+        """The same figures `seconds` later (a display ticking between tokens)."""
+        return Writing(self.seconds + seconds, self.tokens)
+
+
+class WritingClock:
+    """Counts a reply's tokens as they stream; `now()` says where the writing stands.
+    Writing begins when the prompt is read (`begin`) or with the first token."""
+
+    def __init__(self, clock: Callable[[], float] = time.perf_counter):
+        self.clock, self.began, self.tokens = clock, None, 0
+
+    def begin(self) -> None:
+        if self.began is None:
+            self.began = self.clock()
+
+    def token(self) -> None:
+        self.begin()
+        self.tokens += 1
+
+    def now(self) -> Writing | None:
+        return None if self.began is None else Writing(self.clock() - self.began, self.tokens)
 
 
 class DoesNotFit(BadInput):

@@ -25,7 +25,7 @@ from app.core.answer import rerank as reranking
 from app.core.answer.citations import Citation, quotable, with_support
 from app.core.answer.citations import verify as verify_quote
 from app.core.answer import passage_cut
-from app.core.answer.conversation import Conversation, Passage
+from app.core.answer.conversation import Conversation, Passage, Turn
 from app.core.answer.progress import Reading
 from app.core.answer.refs import RETRIEVAL_PAGES, DocRef, ranked_hits  # noqa: F401 (qa.DocRef, qa.ranked_hits)
 from app.core.answer.values import Answer, ContextInfo, Timing, Usage
@@ -337,8 +337,7 @@ def choose_context(library, refs: list[DocRef], question: str, client: ChatBacke
         want_whole = tokens <= room if mode == "whole-document" else \
             choose_mode(tokens, room, budget if prefill_tps else room, cached) == "whole-document"
     if want_whole and conv.mode != "whole-document":
-        new_context = bool(conv.turns)
-        conv.begin(doc_ids, "whole-document", budget, whole_text=whole)
+        _go_whole(conv, doc_ids, budget, whole)      # its exchanges stay: no new context
     elif mode == "retrieval" and conv.mode == "whole-document" or conv.mode == "":
         new_context = bool(conv.turns)
         conv.begin(doc_ids, "retrieval", budget)
@@ -353,6 +352,16 @@ def choose_context(library, refs: list[DocRef], question: str, client: ChatBacke
     return ContextPlan(room, budget, new_context, ranked, choice)
 
 
+def _go_whole(conv: Conversation, doc_ids: list[int], budget: int, whole: str) -> None:
+    """The documents were read whole meanwhile (the background reading finished after the
+    first question): the conversation goes on over the whole documents with its questions and
+    replies kept (their passages are in the documents now). It used to begin a new context
+    there, so a follow-up on a 5-page NDA forgot the question before it (issue 33.6)."""
+    earlier, restarts = [Turn([], t.question, t.reply) for t in conv.turns], conv.restarts
+    conv.begin(doc_ids, "whole-document", budget, whole_text=whole)
+    conv.turns, conv.restarts = earlier, restarts
+
+
 def build_prompt(library, refs: list[DocRef], question: str, client: ChatBackend, conv: Conversation,
                  plan: ContextPlan, options: AskOptions) -> Prompt:
     """This turn's messages within the plan's budget (a new context when the conversation no
@@ -364,7 +373,7 @@ def build_prompt(library, refs: list[DocRef], question: str, client: ChatBackend
         conv.begin([r.doc_id for r in refs], conv.mode, plan.budget, whole_text=conv.whole_text)
         msgs, new, used, ranked = _build(library, refs, question, client, conv, plan.room, plan.budget, ranked)
     fresh = max(0, used - conv.cached_tokens_estimate()) if conv.turns else (0 if options.cached else used)
-    if conv.mode == "whole-document" and options.cached and not conv.turns:
+    if conv.mode == "whole-document" and options.cached and not conv.last_prompt_tokens:   # holds the read
         fresh = max(0, used - count_tokens(client, prompts.messages(conv.whole_text, "", whole=True)))
     reading = Reading(conv.mode, used, fresh, len(new) if conv.mode == "retrieval" else len(refs),
                       plan.budget, reading_seconds(fresh, options.prefill_tps), new_context, plan.choice)

@@ -9,6 +9,11 @@ from app.core import paths
 from app.core.settings import atomic_write
 
 JUMP = 8        # a prefill speed this many times above or below the known one is not a refinement
+# The speed prompts are sized by moves only when the measured one leaves this band. Wide: a
+# prompt read again costs all of it, a budget half off costs at most half the first-token target
+# (and our worker cuts the lower-ranked passages when it reads slower than planned). At 1.25 a
+# 379-token answer, timed with its fixed costs, moved it and the next prompt was read again.
+STEADY = 1.5
 
 
 class ReadingMemory:
@@ -39,6 +44,20 @@ class ReadingMemory:
         fresh = old is None or tps * JUMP < old
         self.data["prefill_tps"][model] = round(tps if fresh else 0.5 * old + 0.5 * tps, 1)
         self._save()
+
+    def budget_tps(self, model: str) -> float | None:
+        """The speed prompts are sized by: the measured one, held while later answers keep it
+        within a factor STEADY of it. Sized by a speed that moved after every answer, the same question
+        on the same document picked other passages each time (1101 tokens, then 1103 sharing
+        only 347 with them), so neither the engine's memory nor its KV state on disk matched
+        and every answer after a restart read its prompt again (issues 32.18, 33.6)."""
+        now = self.prefill_tps(model)
+        steady = self.data.setdefault("budget_tps", {}).get(model)
+        if now is None or (steady is not None and steady / STEADY <= now <= steady * STEADY):
+            return steady if now is not None else None
+        self.data["budget_tps"][model] = now
+        self._save()
+        return now
 
     def set_prefill(self, model: str, tps: float) -> None:
         """A measured speed (the engine's calibration at start), kept as it is."""
