@@ -85,7 +85,7 @@ def run(args):
                             out.evidence(question, evidence, n, len(questions))
                         answer = runtime.ask(lib, refs, question, mode=mode, conversation=conv,
                                              evidence=evidence, on_reading=line.reading,
-                                             on_progress=line.progress,
+                                             on_progress=line.progress, on_writing=line.writing,
                                              on_delta=out.delta if stream else None)
                     break
                 except doc_locks.DocumentGone:
