@@ -89,3 +89,31 @@ def test_an_answer_over_a_removed_document_is_told_before_it_begins(tmp_path, mo
             assert gone.doc_ids == [doc.id]
     finally:
         lib.close()
+
+
+NESTED = """
+import sys, time
+from app.core.documents import doc_locks
+from app.core.library import Library
+lib = Library()
+with doc_locks.in_use(lib, [1]):              # the CLI holds the question's documents ...
+    print("holding", flush=True)
+    time.sleep(2.0)                           # ... a removal starts waiting meanwhile ...
+    with doc_locks.in_use(lib, [1]):          # ... and qa.ask holds them again
+        print("nested", flush=True)
+"""
+
+
+def test_a_removal_waiting_does_not_deadlock_an_answer_that_holds_its_documents_twice(tmp_path):
+    """The 200-question soak hung here: the CLI held the documents, qa.ask queued at the gate
+    behind the waiting removal, and the removal waited for the CLI's hold."""
+    import os
+    home = tmp_path / "home"
+    _index(home)
+    holder = subprocess.Popen([sys.executable, "-c", NESTED], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PAGEWISE_HOME": str(home)})
+    assert holder.stdout.readline().strip() == "holding"
+    res = run_process("library", "remove", "1", home=home, timeout=60)     # hung for ever before
+    assert res.returncode == 0, res.stderr
+    out, _ = holder.communicate(timeout=30)
+    assert "nested" in out and holder.returncode == 0

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -83,30 +84,60 @@ def _shas(library, doc_ids: list[int]) -> tuple[dict[int, str], list[int]]:
     return found, gone
 
 
+# this process's holds: sha → [count, fd]. The file lock is taken once per process and kept
+# until the last holder is done (a nested or parallel holder in this process takes nothing more)
+_held: dict[str, list] = {}
+_held_lock = threading.Lock()
+
+
+def _take(sha: str) -> None:
+    with _held_lock:
+        if sha in _held:
+            _held[sha][0] += 1
+            return
+    gate = _open(sha, ".gate")                 # a removal waiting holds the gate: we queue
+    try:
+        _lock(gate, exclusive=False, wait=True)
+        fd = _open(sha)
+        _lock(fd, exclusive=False, wait=True)
+    finally:
+        os.close(gate)
+    with _held_lock:
+        if sha in _held:                       # another thread of ours got there meanwhile
+            _held[sha][0] += 1
+            os.close(fd)
+        else:
+            _held[sha] = [1, fd]
+
+
+def _drop(sha: str) -> None:
+    with _held_lock:
+        _held[sha][0] -= 1
+        if not _held[sha][0]:
+            os.close(_held.pop(sha)[1])        # closing releases the lock
+
+
 @contextlib.contextmanager
 def in_use(library, doc_ids: list[int]) -> Iterator[None]:
-    """Shared locks on these documents for the duration; DocumentGone if one is not there."""
+    """Shared locks on these documents for the duration; DocumentGone if one is not there.
+    Nested use (the CLI holds a question's documents, qa.ask holds them again, maybe on
+    another thread) takes nothing more: queueing at the gate behind a waiting removal while
+    holding the lock it waits for deadlocked both (the soak found it)."""
     found, gone = _shas(library, doc_ids)
     if gone:
         raise DocumentGone(gone)
-    fds = []
+    taken = []
     try:
         for sha in sorted(set(found.values())):       # one order everywhere: no lock-order deadlock
-            gate = _open(sha, ".gate")                 # a removal waiting holds the gate: we queue
-            try:
-                _lock(gate, exclusive=False, wait=True)
-                fd = _open(sha)
-                fds.append(fd)
-                _lock(fd, exclusive=False, wait=True)
-            finally:
-                os.close(gate)
+            _take(sha)
+            taken.append(sha)
         _, gone = _shas(library, doc_ids)             # removed while we waited for the lock
         if gone:
             raise DocumentGone(gone)
         yield
     finally:
-        for fd in fds:
-            os.close(fd)                               # closing releases the lock
+        for sha in taken:
+            _drop(sha)
 
 
 def answers_under_way(sha256: str) -> bool:
