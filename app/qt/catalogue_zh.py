@@ -146,6 +146,19 @@ PATTERNS: list[tuple[str, object]] = [
     (r"Download (.+) \((about .+ \((?:measured|estimated)\))\)", lambda m: f"下载 {m[1]}（{lookup(m[2])}）"),
     (r"Download (.+)\n(about .+)", lambda m: f"下载 {m[1]}\n{lookup(m[2]) or m[2]}"),
     (r"Download (.+)", r"下载 \1"),
+    (r"([ℹ⚠]) (.+)", lambda m: f"{m[1]} {lookup(m[2]) or m[2]}"),
+    (r"too long to read whole \(about (\d+)% fits\): answers use passages", r"太长，无法整篇读入（约 \1% 能放下）：回答使用段落"),
+    (r"too long to read whole: answers use passages", r"太长，无法整篇读入：回答使用段落"),
+    (r"writing the answer · (\d+) s · ([\d,]+) tokens? \(([\d.]+)/s\)", r"正在写回答 · \1 秒 · \2 个词元（每秒 \3）"),
+    (r"writing the answer · (\d+) s · ([\d,]+) tokens?", r"正在写回答 · \1 秒 · \2 个词元"),
+    (r"writing the answer · (\d+) s", r"正在写回答 · \1 秒"),
+    (r"reading the (passages|documents): (\d+)% · (\d+) s left",
+     lambda m: f"正在阅读{'段落' if m[1] == 'passages' else '文档'}：{m[2]}% · 还剩 {m[3]} 秒"),
+    (r"reading the (passages|documents): (\d+)%", lambda m: f"正在阅读{'段落' if m[1] == 'passages' else '文档'}：{m[2]}%"),
+    (r"(.+) paused while (answering|the engine measures its speed)",
+     lambda m: " 和 ".join(JOBS.get(j, j) for j in m[1].split(" and ")) + "已暂停：" +
+     ("正在回答" if m[2] == "answering" else "引擎正在测速")),
+    (r"Search vectors: passage (%v|\d+) of (%m|\d+)", r"搜索向量：第 \1 段，共 \2 段"),
     (r"Conversations \((\d+)\)", r"对话（\1）"),
     (r"New conversation · (.+)", r"新对话 · \1"),
     (r"(.+) · (\d+) questions? · (.+)", r"\1 · \2 个问题 · \3"),
@@ -156,6 +169,8 @@ PATTERNS: list[tuple[str, object]] = [
      r"\1 页 ≈ \2 词元 > \3 上下文：回答只用最相关的段落"),
     (r"no NVIDIA GPU → llama\.cpp on the CPU, GGUF (\S+), (\w+) context", r"没有 NVIDIA GPU → llama.cpp（CPU），GGUF \1，\2 上下文"),
 ]
+
+JOBS = {"search vectors": "搜索向量", "OCR": "OCR", "table detection": "表格检测", "background reading": "后台阅读"}
 
 _COMPILED = [(re.compile(p, re.S), r) for p, r in PATTERNS]
 
