@@ -97,6 +97,15 @@ EXACT: dict[str, str] = {
     "Close": "关闭", "yes": "是", "—": "—", "needs an NVIDIA GPU (vLLM)": "需要 NVIDIA GPU (vLLM)",
     "Reading the document…": "正在读取文档…", "evidence: the search's sentence, as printed": "证据：搜索找到的原句，与页面一致", "The engine failed to start (see the status bar).": "引擎未能启动（见状态栏）。",
     "Import a GGUF model": "导入 GGUF 模型",
+    # the citation card's second check and notes
+    "supports the answer": "支持回答", "does not obviously support the answer": "不能明显支持回答",
+    "near-verbatim: page wording shown": "近乎逐字：显示页面原文", "table cell: row, column and value found": "表格单元格：行、列和数值均已找到",
+    # the planner's reasons (the engine's tooltip)
+    "no NVIDIA GPU (NVML not found)": "没有 NVIDIA GPU（未找到 NVML）", "llama.cpp on the CPU": "llama.cpp（CPU）",
+    "llama.cpp with GGUF weights, layers offloaded to the GPU": "llama.cpp 与 GGUF 权重，部分层放到 GPU 上",
+    "no AWQ model available": "没有可用的 AWQ 模型",
+    "The app's background work waits while a question is answered, so the answer has the processor to itself; it resumes after.":
+        "回答问题时，应用的后台工作会等待，让回答独占处理器；回答后继续。",
     # what each catalogue model is good for (models.toml good_for)
     "trying Pagewise out: built in, no download, but often wrong — not for real work": "试用 Pagewise：内置、无需下载，但常出错——不适合正式工作",
     "quick answers on a small NVIDIA GPU (4 GB+); English and Chinese": "在小型 NVIDIA GPU（4 GB 以上）上快速回答；中英文皆可",
@@ -117,7 +126,7 @@ STATES = {"stopped": "已停止", "launching": "正在启动", "starting": "正�
 PATTERNS: list[tuple[str, object]] = [
     (r"(\d+) documents?, (\d+) pages?", r"\1 个文档，\2 页"),
     (r"(.*)Engine: (\w+)", lambda m: f"{m[1]}引擎：{STATES.get(m[2], m[2])}"),
-    (r"System RAM in use: (.+) of (.+) GB", r"已用内存：\1 / \2 GB"),
+    (r"System RAM in use: ([\d.]+) of ([\d.]+) GB", r"已用内存：\1 / \2 GB"),
     (r"A mutual non-disclosure agreement to try questions on \((.+)\)", r"一份双方保密协议，可用来试着提问（\1）"),
     (r"Stop asking (.+)", r"不再询问 \1"),
     (r"Asking (.+)", r"正在询问 \1"),
@@ -168,6 +177,24 @@ PATTERNS: list[tuple[str, object]] = [
     (r"(\d+) pages ≈ (\S+) tokens > (\S+) context: answers use the most relevant passages",
      r"\1 页 ≈ \2 词元 > \3 上下文：回答只用最相关的段落"),
     (r"no NVIDIA GPU → llama\.cpp on the CPU, GGUF (\S+), (\w+) context", r"没有 NVIDIA GPU → llama.cpp（CPU），GGUF \1，\2 上下文"),
+    (r"• ([^\n]+)", lambda m: "• " + (lookup(m[1]) or m[1])),
+    (r"(.+); reads ([\d,]+) prompt tokens/s", lambda m: f"{lookup(m[1]) or m[1]}；每秒读入 {m[2]} 个提示词元"),
+    (r"Engine KV cache: ([\d.]+) GB", r"引擎 KV 缓存：\1 GB"),
+    (r"Engine KV cache in use: (\d+)% of its pool", r"引擎 KV 缓存已用：其池的 \1%"),
+    (r"VRAM used ([\d.]+) of ([\d.]+) GB \(([\d.]+) GB free\)", r"显存已用 \1 / \2 GB（空闲 \3 GB）"),
+    (r"page corrected from (\d+)", r"页码已从 \1 更正"),
+    (r"page corrected from (\d+); near-verbatim: page wording shown", r"页码已从 \1 更正；近乎逐字：显示页面原文"),
+    (r"(\d+) CPU cores: models up to ~([\d.]+)B parameters read a page in seconds",
+     r"\1 个 CPU 核心：约 \2B 参数以内的模型几秒读完一页"),
+    (r"(\d+) CPU cores: the smallest model", r"\1 个 CPU 核心：最小的模型"),
+    (r"context (\S+) fits (\S+) GB of available RAM", r"\1 上下文可放入 \2 GB 可用内存"),
+    (r"context (\S+)", r"上下文 \1"),
+    (r"(all|\d+ of \d+) layers on the GPU \((\S+) GB free\), context (\S+)",
+     lambda m: f"{'全部' if m[1] == 'all' else m[1].replace(' of ', ' / ') + ' '}层放在 GPU 上（空闲 {m[2]} GB），上下文 {m[3]}"),
+    (r"(.+): vLLM with AWQ weights", r"\1：vLLM 与 AWQ 权重"),
+    (r"KV cache ≈ (\S+) at ([\d,]+) bytes/token \((fp8|fp16)\) ≈ (\S+) tokens", r"KV 缓存 ≈ \1，每词元 \2 字节（\3）≈ \4 词元"),
+    (r"capped at what the document needs \((\S+)\)", r"以文档所需为上限（\1）"),
+    (r"tensor parallel over (\d+) equal GPUs", r"在 \1 块相同的 GPU 上做张量并行"),
 ]
 
 JOBS = {"search vectors": "搜索向量", "OCR": "OCR", "table detection": "表格检测", "background reading": "后台阅读"}

@@ -5,6 +5,7 @@ switch back to English — knows the source even after the widget's text was rep
 code sets later is seen as new English and translated on the next walk."""
 from __future__ import annotations
 
+import html
 import re
 
 from PySide6.QtCore import Qt
@@ -30,7 +31,7 @@ from app.qt import catalogue_zh
 
 SOURCE_ROLE = Qt.ItemDataRole.UserRole + 733      # items: the English their text came from
 _ACCEL = re.compile(r"&(?=[^&\s])")
-_TAG = re.compile(r"(<[^>]*>|&nbsp;|&amp;|&lt;|&gt;|&quot;|&#\d+;)")
+_TAG = re.compile(r"(<[^>]*>)")
 
 
 def translate(text: str) -> str:
@@ -39,13 +40,20 @@ def translate(text: str) -> str:
     if not text or not any("a" <= c.lower() <= "z" for c in text):
         return text
     if "<" in text or "&nbsp;" in text:        # HTML: only the text between tags, never across them
-        return "".join(piece if _TAG.fullmatch(piece) else (_one(piece) or piece) for piece in _TAG.split(text))
+        return "".join(piece if _TAG.fullmatch(piece) else _html_text(piece) for piece in _TAG.split(text))
     found = _one(text)
     if found is not None:
         return found
     if "\n" in text:
         return "\n".join(_one(line) or line for line in text.split("\n"))
     return text
+
+
+def _html_text(piece: str) -> str:
+    """Text between two tags: looked up with its entities read (html.escape writes ' as &#x27;),
+    written back escaped; unknown text stays as it was."""
+    found = _one(html.unescape(piece))
+    return piece if found is None else html.escape(found, quote=False)
 
 
 def _one(text: str) -> str | None:

@@ -12,6 +12,7 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QStatusBar, QWidget
 
 from app.qt import workers
+from app.qt.interface_language import tr
 from app.qt.gauges import MemoryGauge, kv_share
 from app.worker import protocol
 
@@ -150,9 +151,11 @@ class StatusBar(QStatusBar):
 
     def set_plan(self, summary: str, reasons: list[str] | tuple[str, ...] = ()) -> None:
         metrics = self.plan_label.fontMetrics()
-        self.plan_label.setText(metrics.elidedText(summary, Qt.TextElideMode.ElideRight, self.plan_label.maximumWidth()))
+        # translated before it is cut: a cut sentence matches nothing in the catalogue
+        self.plan_label.setText(metrics.elidedText(tr(summary), Qt.TextElideMode.ElideRight,
+                                                   self.plan_label.maximumWidth()))
         tip = summary + ("".join(f"\n• {r}" for r in reasons) if reasons else "")
-        self.plan_label.setToolTip(tip)
+        self.plan_label.setToolTip(tr(tip))
 
     def update_readings(self, readings: Readings) -> None:
         kv = kv_share(readings.metrics)
@@ -163,14 +166,14 @@ class StatusBar(QStatusBar):
             for gauge, gpu in zip(self.gauges, readings.gpus):
                 share = kv_bytes / len(readings.gpus) if kv_bytes else None  # tensor parallel splits KV evenly
                 gauge.set_reading(gpu.used_bytes, gpu.total_bytes, share, kv,
-                                  self._gpu_tip(gpu, kv, share))
+                                  tr(self._gpu_tip(gpu, kv, share)))
         else:
-            self.gpu_note.setText("no NVIDIA GPU · CPU mode")
+            self.gpu_note.setText(tr("no NVIDIA GPU · CPU mode"))   # set every second: never English between walks
             self._ensure_gauges(["RAM"])
             used = readings.ram_total - readings.ram_available
             self.gauges[0].set_reading(used, readings.ram_total, kv_bytes, kv,
-                                       f"System RAM in use: {used / 1e9:.1f} of {readings.ram_total / 1e9:.1f} GB"
-                                       + (f"\nEngine KV cache: {kv_bytes / 1e9:.2f} GB" if kv_bytes else ""))
+                                       tr(f"System RAM in use: {used / 1e9:.1f} of {readings.ram_total / 1e9:.1f} GB"
+                                          + (f"\nEngine KV cache: {kv_bytes / 1e9:.2f} GB" if kv_bytes else "")))
 
     @staticmethod
     def _gpu_tip(gpu, kv: float | None, kv_bytes: float | None) -> str:
@@ -195,6 +198,7 @@ class StatusBar(QStatusBar):
 
 def _set_elided(label: QLabel, text: str) -> None:
     """A line that fits its label (cut with "…"), the whole of it in the tooltip; hidden when empty."""
+    text = tr(text)        # before it is cut: a cut sentence matches nothing in the catalogue
     label.setText(label.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, ACTIVITY_WIDTH))
     label.setToolTip(text)
     label.setVisible(bool(text))

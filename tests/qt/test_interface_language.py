@@ -30,7 +30,7 @@ ALLOWED = {"pagewise", "pdf", "pdfs", "llama", "cpp", "vllm", "gguf", "awq", "qw
            "instruct", "q4_k_m", "q4_1", "nvidia", "gpu", "gpus", "cpu", "ram", "vram", "gb", "mb", "ctrl", "shift",
            "esc", "enter", "url", "api", "openai", "keyring", "json", "ocr", "http", "llm", "team", "lan", "v1",
            "e5", "qwen2.5", "english", "o", "token", "markdown", "llama.cpp", "avx2", "avx512f", "nda", "mnda", "ok", "gib", "tok", "k", "s", "q", "b", "m", "p", "x", "f", "e1", "tokens",
-           "embedded", "secretservice", "keyring", "chainer", "plaintext", "fail", "null", "mulan", "psl"}
+           "embedded", "kv", "nvml", "smollm2-135m-q4_1", "secretservice", "keyring", "chainer", "plaintext", "fail", "null", "mulan", "psl"}
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.'’-]*")
 FILE_LIKE = re.compile(r"\S+\.(pdf|gguf|md|toml|json|png)\b|[/~]\S+|https?://\S+|`[^`]*`", re.I)
 MNEMONIC = re.compile(r"\(&?[A-Z]\)|&(?=\S)")      # "文件(&F)": the key, not a word
@@ -133,3 +133,32 @@ def test_the_language_follows_the_system_locale_by_default():
     from app.qt.interface_language import resolve
     assert resolve("auto", "zh_CN") == "zh" and resolve("auto", "en_GB") == "en"
     assert resolve("en", "zh_CN") == "en" and resolve("zh", "en_US") == "zh"
+
+
+def test_lines_set_while_answering_are_chinese_at_once(chinese, qtbot, window):
+    """What the code sets every second (the memory gauge, the CPU note) is Chinese when set, not
+    English until the next walk (it flickered: the screenshot of a Chinese answer caught it); the
+    planner's reasons, the engine's reading speed and a citation card's checks are in the catalogue;
+    the transcript's "not backed" line is Chinese though html.escape writes its ' as &#x27;."""
+    import html
+
+    from app.core.answer.badge import NOT_SUPPORTS, SUPPORTS
+    from app.core.answer.evidence.wording import NOT_BACKED
+    from app.core.models import catalogue as models
+    from app.core.plan import hardware, planner
+    from app.qt.engine_controller import plan_summary
+    from app.qt.retranslate import translate
+    from app.qt.status_bar import Readings
+
+    status = window.status
+    status.update_readings(Readings(ram_total=25_300_000_000, ram_available=22_000_000_000,
+                                    metrics={"kv_cache_bytes": 20_000_000}))
+    assert status.gpu_note.text() == "没有 NVIDIA GPU · CPU 模式"          # no walk in between
+    assert not english_left(status.gauges[0].toolTip()), status.gauges[0].toolTip()
+    plan = planner.make_plan(hardware.probe(), models.load_catalogue(), available=models.is_available)
+    summary, reasons = plan_summary(plan)
+    status.set_plan(summary, reasons)
+    assert not english_left(status.plan_label.toolTip()), status.plan_label.toolTip()
+    for text in (f"{summary}; reads 121 prompt tokens/s", SUPPORTS, NOT_SUPPORTS, "page corrected from 3",
+                 f"<p><i>{html.escape(NOT_BACKED)}:</i></p>"):
+        assert not english_left(translate(text)), (text, translate(text))

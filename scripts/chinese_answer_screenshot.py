@@ -1,0 +1,73 @@
+"""Screenshot for issue 33: a Chinese question in the 中文 interface, answered in the real window
+with the real engine (the embedded model), photographed once the model's part is under the
+evidence. Run under a real X server:
+
+    Xvfb :82 -screen 0 1600x1000x24 &
+    DISPLAY=:82 QT_QPA_PLATFORM=xcb .venv/bin/python scripts/chinese_answer_screenshot.py docs/screenshots/chinese-answer.png
+
+A fresh library (its own PAGEWISE_HOME), interface_language set to zh before the window opens.
+Prints the headline and every English word left on screen (the walk of tests/qt/test_interface_language.py).
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+CORPUS = Path(os.environ.get("PAGEWISE_CORPUS", ROOT.parent / "shared" / "corpus"))
+DOCUMENT = CORPUS / "contracts-zh" / "labor-contract-law.pdf"
+QUESTION = "用人单位可以解除劳动合同吗？"
+
+
+def main(out: str) -> None:
+    os.environ.setdefault("PAGEWISE_HOME", tempfile.mkdtemp(prefix="pagewise-shot-zh-"))
+    from PySide6.QtWidgets import QApplication
+
+    from app.core import settings
+    from app.core.library import Library
+    settings.set_value("interface_language", "zh")
+    from app.qt.main_window import MainWindow
+    from tests.qt.test_interface_language import report
+    app = QApplication.instance() or QApplication([])
+
+    def wait(cond, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not cond():
+            if time.monotonic() > deadline:
+                raise TimeoutError("timed out")
+            app.processEvents()
+            time.sleep(0.01)
+
+    library = Library()
+    win = MainWindow(library=library, start_engine=False)
+    win.setGeometry(0, 0, 1600, 1000)
+    win.show()
+    ready, docs, answered = [], [], []
+    win.engine.sig_ready.connect(ready.append)
+    win.sig_documents_ready.connect(lambda: docs.append(True))
+    win.sig_answer_shown.connect(lambda: answered.append(True))
+    win.engine.start()
+    wait(lambda: bool(ready), 600)
+    win.open_path(str(DOCUMENT))
+    wait(lambda: bool(docs) and win.chat.ask_button.isEnabled(), 600)
+    win.ask(QUESTION)
+    wait(lambda: bool(answered), 900)
+    end = time.monotonic() + 2.0                 # the page rendered, the highlight drawn
+    while time.monotonic() < end:
+        app.processEvents()
+        time.sleep(0.01)
+    subprocess.run(["import", "-window", "root", out], check=True, timeout=60)
+    entry = win.chat.entries[-1]
+    print(f"{out}: {QUESTION} → headline {entry.headline}")
+    print("English left on screen:", report(win) or "none")
+    win.close()
+    library.close()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
