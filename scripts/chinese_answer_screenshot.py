@@ -3,7 +3,7 @@ with the real engine (the embedded model), photographed once the model's part is
 evidence. Run under a real X server:
 
     Xvfb :82 -screen 0 1600x1000x24 &
-    DISPLAY=:82 QT_QPA_PLATFORM=xcb .venv/bin/python scripts/chinese_answer_screenshot.py docs/screenshots/chinese-answer.png
+    DISPLAY=:82 QT_QPA_PLATFORM=xcb .venv/bin/python scripts/chinese_answer_screenshot.py OUT.png [DOCUMENT QUESTION]
 
 A fresh library (its own PAGEWISE_HOME), interface_language set to zh before the window opens.
 Prints the headline and every English word left on screen (the walk of tests/qt/test_interface_language.py).
@@ -20,11 +20,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 CORPUS = Path(os.environ.get("PAGEWISE_CORPUS", ROOT.parent / "shared" / "corpus"))
-DOCUMENT = CORPUS / "contracts-zh" / "labor-contract-law.pdf"
-QUESTION = "用人单位可以解除劳动合同吗？"
+DOCUMENT = CORPUS / "contracts-zh" / "electronic-signature-law.pdf"
+QUESTION = "电子签名法什么时候开始施行？"
 
 
-def main(out: str) -> None:
+def main(out: str, document: Path = DOCUMENT, question: str = QUESTION) -> None:
     os.environ.setdefault("PAGEWISE_HOME", tempfile.mkdtemp(prefix="pagewise-shot-zh-"))
     from PySide6.QtWidgets import QApplication
 
@@ -53,9 +53,9 @@ def main(out: str) -> None:
     win.sig_answer_shown.connect(lambda: answered.append(True))
     win.engine.start()
     wait(lambda: bool(ready), 600)
-    win.open_path(str(DOCUMENT))
+    win.open_path(str(document))
     wait(lambda: bool(docs) and win.chat.ask_button.isEnabled(), 600)
-    win.ask(QUESTION)
+    win.ask(question)
     wait(lambda: bool(answered), 900)
     end = time.monotonic() + 2.0                 # the page rendered, the highlight drawn
     while time.monotonic() < end:
@@ -63,11 +63,11 @@ def main(out: str) -> None:
         time.sleep(0.01)
     subprocess.run(["import", "-window", "root", out], check=True, timeout=60)
     entry = win.chat.entries[-1]
-    print(f"{out}: {QUESTION} → headline {entry.headline}")
+    print(f"{out}: {question} → headline {entry.headline}; the model wrote: {entry.text!r}")
     print("English left on screen:", report(win) or "none")
     win.close()
     library.close()
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], *([Path(sys.argv[2]), sys.argv[3]] if len(sys.argv) > 3 else []))

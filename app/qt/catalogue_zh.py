@@ -174,6 +174,7 @@ PATTERNS: list[tuple[str, object]] = [
     (r"✓ quote found on p\. (\d+)", r"✓ 第 \1 页找到引文"),
     (r"quote found on p\. (\d+)", r"第 \1 页找到引文"),
     (r"Search vectors: passage (\d+) of (\d+)", r"搜索向量：第 \1 段，共 \2 段"),
+    (r"Indexing: page (\d+) of (\d+)", r"正在建立索引：第 \1 页，共 \2 页"),
     (r"(\d+) pages ≈ (\S+) tokens > (\S+) context: answers use the most relevant passages",
      r"\1 页 ≈ \2 词元 > \3 上下文：回答只用最相关的段落"),
     (r"no NVIDIA GPU → llama\.cpp on the CPU, GGUF (\S+), (\w+) context", r"没有 NVIDIA GPU → llama.cpp（CPU），GGUF \1，\2 上下文"),

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.qt.interface_language import tr
 from app.qt.pdf_render import PageRenderer
 from app.qt.pdf_search import PdfSearch
 from app.qt.pdf_view import PdfView, Rect
@@ -211,7 +212,7 @@ class PdfPane(QWidget):
         self.progress.setVisible(total > 0 and done < total)
         self.progress.setMaximum(max(total, 1))
         self.progress.setValue(done)
-        self.progress.setFormat(f"{label}: {unit} {done} of {total}")
+        self.progress.setFormat(tr(f"{label}: {unit} {done} of {total}"))   # set each step: translated when set
 
     # -- navigation and zoom ----------------------------------------------------
     def _on_page_box(self, page: int) -> None:

@@ -154,6 +154,10 @@ def test_lines_set_while_answering_are_chinese_at_once(chinese, qtbot, window):
     status.update_readings(Readings(ram_total=25_300_000_000, ram_available=22_000_000_000,
                                     metrics={"kv_cache_bytes": 20_000_000}))
     assert status.gpu_note.text() == "没有 NVIDIA GPU · CPU 模式"          # no walk in between
+    window.pane_a.set_progress(14, 64, "Search vectors", "passage")
+    assert window.pane_a.progress.format() == "搜索向量：第 14 段，共 64 段"
+    window.pane_a.set_progress(3, 12)
+    assert window.pane_a.progress.format() == "正在建立索引：第 3 页，共 12 页"
     assert not english_left(status.gauges[0].toolTip()), status.gauges[0].toolTip()
     plan = planner.make_plan(hardware.probe(), models.load_catalogue(), available=models.is_available)
     summary, reasons = plan_summary(plan)
