@@ -177,6 +177,22 @@ def test_answer_schema_offers_the_context_sentences_as_quotes(lib_with):
     assert prompts.ANSWER_SCHEMA["properties"]["citations"]["items"]["properties"]["quote"] == {"type": "string"}
 
 
+def test_the_answer_schema_holds_the_questions_language():
+    """Issue 33: the answer's first letter in the question's script (the pattern the grammar
+    follows); before it only a few opening marks — figures only in English, where "30 days" is an
+    answer, not in Chinese, where they let the small model invent a date on its way to a Han letter."""
+    import re
+    zh = re.compile(prompts.answer_pattern("zh", 100))
+    en = re.compile(prompts.answer_pattern("en", 100))
+    assert all(zh.fullmatch(a) for a in ("本法自2005年4月1日起施行。", "“可以”，须书面通知。", "文件没有规定。", "可以：Delaware law."))
+    assert not any(zh.fullmatch(a) for a in ("The document does not say.", "2017-01-赵东", "", "可" * 101, '可"x"'))
+    assert all(en.fullmatch(a) for a in ("The laws of Delaware.", "30 days' notice.", "$5,000 a month.", "(a) either party"))
+    assert not any(en.fullmatch(a) for a in ("文件没有规定。", "可以。Yes", "", "a\nb"))
+    schema = qa.answer_schema("[doc 1, p. 1] Some text.", "合同可以解除吗？")
+    assert schema["properties"]["answer"]["pattern"] == prompts.answer_pattern("zh", prompts.answer_bound(schema))
+    assert prompts.answer_schema([], 100)["properties"]["answer"].get("pattern") is None   # no language: as before
+
+
 def test_a_quote_cited_to_the_wrong_document_moves_to_the_one_that_has_it(lib_with):
     add, lib = lib_with
     a = add("contracts-en/common-paper-mnda.pdf")

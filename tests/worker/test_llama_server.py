@@ -242,6 +242,26 @@ def test_quotes_offered_as_an_enum_come_back_verbatim_in_any_script(client):
     assert all(c["quote"] in quotes for c in data["citations"])
 
 
+def test_the_answer_begins_in_the_questions_language(client):
+    """Issue 33: the embedded model answered a Chinese question in English ("The document does
+    not say.") whatever the prompt said; the schema's pattern holds the answer's first letter to
+    the question's script, after at most a few opening marks, and keeps its length bound."""
+    import re
+
+    from app.core.answer import prompts
+    english, chinese = ("The Receiving Party shall keep the Confidential Information secret for two years.",
+                        "当事人可以约定一方违约时应当根据违约情况向对方支付一定数额的违约金。")
+    for page, question, lang, letter in ((english, "保密义务持续多久？", "zh", r"[\u4e00-\u9fff]"),
+                                          (chinese, "Can the parties agree on a penalty?", "en", r"[A-Za-z]")):
+        schema = prompts.answer_schema([page], 120, lang)
+        result = client.chat([{"role": "user", "content": f"[doc 1, p. 1] {page}\n\n{question} Answer in JSON."}],
+                             json_schema=schema, max_tokens=200)
+        data = json.loads(result.text)
+        first = re.search(r"[A-Za-z\u4e00-\u9fff]", data["answer"])
+        assert first and re.fullmatch(letter, first.group()), data["answer"]
+        assert first.start() <= prompts.LEAD_CHARS and len(data["answer"]) <= 120
+
+
 def test_grammar_keeps_utf8_constants_and_a_bounded_cache():
     from llama_cpp import Llama
     from llama_cpp.llama_grammar import LlamaGrammar

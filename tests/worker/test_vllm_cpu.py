@@ -187,3 +187,22 @@ def test_the_apps_answer_schema_gives_verbatim_quotes(client):
     data = json.loads(result.text)
     assert len(data["answer"]) <= 200
     assert all(c["quote"] in quotes for c in data["citations"])
+
+
+def test_the_answer_begins_in_the_questions_language(client):
+    """Issue 33: the schema's pattern holds the answer's first letter to the question's script
+    (xgrammar must read it beside maxLength): a Chinese question about an English page gets an
+    answer begun in Chinese, an English one about a Chinese page one begun in English."""
+    import re
+    english, chinese = ("The Receiving Party shall keep the Confidential Information secret for two years.",
+                        "当事人可以约定一方违约时应当根据违约情况向对方支付一定数额的违约金。")
+    for page, question, lang, letter in ((english, "保密义务持续多久？", "zh", r"[\u4e00-\u9fff]"),
+                                          (chinese, "Can the parties agree on a penalty?", "en", r"[A-Za-z]")):
+        schema = prompts.answer_schema([page], 120, lang)
+        result = ask(client, f"[doc 1, p. 1] {page}\n\nQuestion: {question} Answer in JSON.", json_schema=schema,
+                     max_tokens=200)
+        data = json.loads(result.text)
+        print(f"{question} → {data['answer']!r}")
+        first = re.search(r"[A-Za-z\u4e00-\u9fff]", data["answer"])
+        assert first and re.fullmatch(letter, first.group()), data["answer"]
+        assert len(data["answer"]) <= 120

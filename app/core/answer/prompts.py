@@ -56,13 +56,35 @@ def answer_bound(schema: dict) -> int:
     return schema["properties"]["answer"]["maxLength"]
 
 
-def answer_schema(quotes: list[str], max_chars: int) -> dict:
+# The answer's language held by the grammar (issue 33): a prompt line was not enough — the
+# embedded model wrote "The document does not say." to a Chinese question on a Chinese law and
+# English to a Chinese question on an English contract. The answer's first letter must be of the
+# question's script; what follows is free, so names and quotes in the other script still fit.
+# Before it: only opening marks in Chinese (figures first let the small model invent dates,
+# "2017-01-…", on its way to the Han letter), marks and figures in English ("30 days …").
+ANSWER_LETTERS = {"zh": "\u4e00-\u9fff", "en": "A-Za-z"}
+ANSWER_LEAD = {"zh": "\u201c\u300a\u300c\uff08\u3010\u2022* -", "en": "0-9$\u00a3\u20ac%.,()\u201c' -"}
+JSON_CHAR = r'^"\\\x00-\x1f'           # a JSON string's raw character: no quote, backslash, control
+LEAD_CHARS = 8
+
+
+def answer_pattern(lang: str, max_chars: int) -> str:
+    """A regex (JSON Schema `pattern`, anchored for llama.cpp's converter) for an answer of at
+    most `max_chars` whose first letter is in the script of `lang`."""
+    rest = max(0, max_chars - LEAD_CHARS - 1)
+    return (f"^[{ANSWER_LEAD[lang]}]{{0,{LEAD_CHARS}}}[{ANSWER_LETTERS[lang]}][{JSON_CHAR}]{{0,{rest}}}$")
+
+
+def answer_schema(quotes: list[str], max_chars: int, lang: str | None = None) -> dict:
     """ANSWER_SCHEMA for one prompt: quotes limited to the prompt's own sentences (when
-    given) and the answer to `max_chars`. Constrained decoding turns this into the grammar
-    both engines (llama.cpp, vLLM) generate under."""
+    given), the answer to `max_chars` and, given `lang`, begun in that language's script.
+    Constrained decoding turns this into the grammar both engines (llama.cpp, vLLM) generate
+    under (`maxLength` is kept beside the pattern for engines that read both)."""
     schema = copy.deepcopy(ANSWER_SCHEMA)
     props = schema["properties"]
     props["answer"]["maxLength"] = max_chars
+    if lang in ANSWER_LETTERS:
+        props["answer"]["pattern"] = answer_pattern(lang, max_chars)
     if quotes:
         props["citations"]["items"]["properties"]["quote"] = {"enum": list(quotes)}
     return schema
@@ -98,7 +120,7 @@ LANGUAGE_MISSED = {
 
 def language_missed(question: str, answer: str) -> str | None:
     """The warning when `answer` is not in the question's language (None when it is, or empty)."""
-    if not answer.strip() or answer.strip() in NOT_STATED.values():
+    if not answer.strip() or answer.strip() == NOT_STATED[language(question)]:
         return None
     lang = language(question)
     return LANGUAGE_MISSED[lang] if language(answer) != lang else None

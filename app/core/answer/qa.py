@@ -215,13 +215,13 @@ def count_tokens(client, msgs: list[dict]) -> int:
 def answer_schema(context: str, question: str, msgs: list[dict] | None = None,
                   prompt_tokens: int | None = None) -> dict:
     """The JSON schema the reply is generated under: quotes from this context only, the
-    answer bounded in characters by what the token budget holds in the question's language
-    (the prompt's own characters per token when it is written in that language)."""
+    answer begun in the question's language and bounded in characters by what the token
+    budget holds in it (the prompt's own characters per token when it is written in it)."""
     lang = textnorm.language(question)
     ratio = None
     if msgs and prompt_tokens and textnorm.language(context[:20000]) == lang:
         ratio = sum(len(m["content"]) for m in msgs) / prompt_tokens
-    return prompts.answer_schema(quotable(context), prompts.answer_chars(lang, ANSWER_TOKENS, ratio))
+    return prompts.answer_schema(quotable(context), prompts.answer_chars(lang, ANSWER_TOKENS, ratio), lang)
 
 
 @dataclass(frozen=True)

@@ -178,6 +178,7 @@ def part_schema(context: str, note_task: str, part: Part, lang: str) -> dict:
     figures and used the reply's tokens before its quotes."""
     base = qa.answer_schema(context, note_task)
     props = base["properties"]
+    props["answer"].pop("pattern", None)     # notes as before: lists numbered "1." in either language
     item = props["citations"]["items"]
     cited_item = {**item, "properties": {**item["properties"], "doc": {"enum": [part.doc.number]},
                                          "page": {"enum": list(range(part.first_page, part.last_page + 1))}}}
