@@ -95,3 +95,12 @@ def test_compare_clauses_quick(corpus, tmp_path):
     data = result(tmp_path, "compare_clauses")
     assert "request → table" in out and data["pairs"] == 1 and data["p50_ms"] > 0
     assert set(data["ours"]) == {"tune", "check"} and "on_topic" in data["baseline"]["tune"]
+
+
+@pytest.mark.slow
+def test_answer_language_quick(corpus, tmp_path):
+    out = bench("answer_language.py", "--quick", "--out", str(tmp_path))
+    data = result(tmp_path, "answer_language")
+    assert len(data["rows"]) == 1 and {"ours", "baseline"} <= set(data["rows"][0])
+    assert data["rows"][0]["ours"]["chinese"]          # the grammar holds the first letter to Han
+    assert "in Chinese" in out
