@@ -71,7 +71,8 @@ EXACT: dict[str, str] = {
     "The quoted words are on this page (not yet a judgement of the answer).": "引用的文字在这一页上（尚未判断是否支持回答）。",
     "The quote was not found in the document: check it yourself.": "文档中找不到这段引文：请自行核对。",
     "Found before the model read anything; quoted from the page.": "在模型阅读之前找到；摘自页面原文。",
-    "verified": "已核实", "unverified": "未核实", "supports": "支持", "unclear": "不确定", "contradicts": "矛盾",
+    "verified": "已核实", "unverified": "未核实", "retrieval": "检索段落", "whole-document": "整篇文档",
+    "a new context began: the conversation no longer fitted": "开始了新的上下文：对话已放不下", "supports": "支持", "unclear": "不确定", "contradicts": "矛盾",
     # settings
     "Settings": "设置", "Engine…": "引擎…", "Automatic (the planner chooses)": "自动（由规划器选择）",
     "Remote endpoint (a team's server)": "远程端点（团队服务器）", "automatic": "自动",
@@ -178,6 +179,11 @@ PATTERNS: list[tuple[str, object]] = [
     (r"(\d+) pages ≈ (\S+) tokens > (\S+) context: answers use the most relevant passages",
      r"\1 页 ≈ \2 词元 > \3 上下文：回答只用最相关的段落"),
     (r"no NVIDIA GPU → llama\.cpp on the CPU, GGUF (\S+), (\w+) context", r"没有 NVIDIA GPU → llama.cpp（CPU），GGUF \1，\2 上下文"),
+    # the line under each answer: "retrieval · first words in 8.0 s · 20.1 s in all · smollm2-135m-q4_1"
+    (r"(?=[^\n]* · )[^\n]*(?:first words in|s in all)[^\n]*", lambda m: " · ".join(lookup(p) or p for p in m[0].split(" · "))),
+    (r"first words in ([\d.]+) s", r"首字用时 \1 秒"),
+    (r"([\d.]+) s in all", r"共 \1 秒"),
+    (r"(\d+) unverified citations?", r"\1 条引文未核实"),
     (r"• ([^\n]+)", lambda m: "• " + (lookup(m[1]) or m[1])),
     (r"(.+); reads ([\d,]+) prompt tokens/s", lambda m: f"{lookup(m[1]) or m[1]}；每秒读入 {m[2]} 个提示词元"),
     (r"Engine KV cache: ([\d.]+) GB", r"引擎 KV 缓存：\1 GB"),

@@ -164,5 +164,6 @@ def test_lines_set_while_answering_are_chinese_at_once(chinese, qtbot, window):
     status.set_plan(summary, reasons)
     assert not english_left(status.plan_label.toolTip()), status.plan_label.toolTip()
     for text in (f"{summary}; reads 121 prompt tokens/s", SUPPORTS, NOT_SUPPORTS, "page corrected from 3",
-                 f"<p><i>{html.escape(NOT_BACKED)}:</i></p>"):
+                 f"<p><i>{html.escape(NOT_BACKED)}:</i></p>",
+                 "retrieval · first words in 8.0 s · 20.1 s in all · smollm2-135m-q4_1 · 2 unverified citations"):
         assert not english_left(translate(text)), (text, translate(text))
