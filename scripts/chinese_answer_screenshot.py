@@ -14,11 +14,11 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from evidence_screenshots import settle, wait  # noqa: E402  (scripts/: the same window driving)
 CORPUS = Path(os.environ.get("PAGEWISE_CORPUS", ROOT.parent / "shared" / "corpus"))
 DOCUMENT = CORPUS / "contracts-zh" / "electronic-signature-law.pdf"
 QUESTION = "电子签名法什么时候开始施行？"
@@ -32,16 +32,8 @@ def main(out: str, document: Path = DOCUMENT, question: str = QUESTION) -> None:
     from app.core.library import Library
     settings.set_value("interface_language", "zh")
     from app.qt.main_window import MainWindow
-    from tests.qt.test_interface_language import report
-    app = QApplication.instance() or QApplication([])
-
-    def wait(cond, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        while not cond():
-            if time.monotonic() > deadline:
-                raise TimeoutError("timed out")
-            app.processEvents()
-            time.sleep(0.01)
+    from tests.support.interface_walk import report
+    QApplication.instance() or QApplication([])
 
     library = Library()
     win = MainWindow(library=library, start_engine=False)
@@ -57,10 +49,7 @@ def main(out: str, document: Path = DOCUMENT, question: str = QUESTION) -> None:
     wait(lambda: bool(docs) and win.chat.ask_button.isEnabled(), 600)
     win.ask(question)
     wait(lambda: bool(answered), 900)
-    end = time.monotonic() + 2.0                 # the page rendered, the highlight drawn
-    while time.monotonic() < end:
-        app.processEvents()
-        time.sleep(0.01)
+    settle(2.0)                                  # the page rendered, the highlight drawn
     subprocess.run(["import", "-window", "root", out], check=True, timeout=60)
     entry = win.chat.entries[-1]
     print(f"{out}: {question} → headline {entry.headline}; the model wrote: {entry.text!r}")

@@ -30,27 +30,30 @@ SHOTS_TO_TAKE = [
 ]
 
 
+def wait(cond, timeout_s: float) -> None:
+    """Process the window's events until `cond()` holds (TimeoutError past `timeout_s`)."""
+    from PySide6.QtWidgets import QApplication
+    deadline = time.monotonic() + timeout_s
+    while not cond():
+        if time.monotonic() > deadline:
+            raise TimeoutError("timed out")
+        QApplication.processEvents()
+        time.sleep(0.01)
+
+
+def settle(seconds: float) -> None:
+    """Process the window's events for `seconds` (a page rendered, a highlight drawn)."""
+    end = time.monotonic() + seconds
+    wait(lambda: time.monotonic() >= end, seconds + 1)
+
+
 def main() -> None:
     os.environ["PAGEWISE_HOME"] = tempfile.mkdtemp(prefix="pagewise-shots-")
     from PySide6.QtWidgets import QApplication
 
     from app.core.library import Library
     from app.qt.main_window import MainWindow
-    app = QApplication.instance() or QApplication([])
-
-    def wait(cond, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        while not cond():
-            if time.monotonic() > deadline:
-                raise TimeoutError("timed out")
-            app.processEvents()
-            time.sleep(0.01)
-
-    def settle(seconds: float) -> None:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            app.processEvents()
-            time.sleep(0.01)
+    QApplication.instance() or QApplication([])
 
     library = Library()
     win = MainWindow(library=library, start_engine=False)

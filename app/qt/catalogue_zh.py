@@ -172,25 +172,20 @@ PATTERNS: list[tuple[str, object]] = [
     (r"Conversations \((\d+)\)", r"对话（\1）"),
     (r"New conversation · (.+)", r"新对话 · \1"),
     (r"(.+) · (\d+) questions? · (.+)", r"\1 · \2 个问题 · \3"),
-    (r"✓ quote found on p\. (\d+)", r"✓ 第 \1 页找到引文"),
-    (r"quote found on p\. (\d+)", r"第 \1 页找到引文"),
-    (r"Search vectors: passage (\d+) of (\d+)", r"搜索向量：第 \1 段，共 \2 段"),
+    (r"(✓ )?quote found on p\. (\d+)", r"\1第 \2 页找到引文"),
     (r"Indexing: page (\d+) of (\d+)", r"正在建立索引：第 \1 页，共 \2 页"),
     (r"(\d+) pages ≈ (\S+) tokens > (\S+) context: answers use the most relevant passages",
      r"\1 页 ≈ \2 词元 > \3 上下文：回答只用最相关的段落"),
     (r"no NVIDIA GPU → llama\.cpp on the CPU, GGUF (\S+), (\w+) context", r"没有 NVIDIA GPU → llama.cpp（CPU），GGUF \1，\2 上下文"),
-    # the line under each answer: "retrieval · first words in 8.0 s · 20.1 s in all · smollm2-135m-q4_1"
-    (r"(?=[^\n]* · )[^\n]*(?:first words in|s in all)[^\n]*", lambda m: " · ".join(lookup(p) or p for p in m[0].split(" · "))),
     (r"first words in ([\d.]+) s", r"首字用时 \1 秒"),
     (r"([\d.]+) s in all", r"共 \1 秒"),
     (r"(\d+) unverified citations?", r"\1 条引文未核实"),
     (r"• ([^\n]+)", lambda m: "• " + (lookup(m[1]) or m[1])),
-    (r"(.+); reads ([\d,]+) prompt tokens/s", lambda m: f"{lookup(m[1]) or m[1]}；每秒读入 {m[2]} 个提示词元"),
+    (r"reads ([\d,]+) prompt tokens/s", r"每秒读入 \1 个提示词元"),
     (r"Engine KV cache: ([\d.]+) GB", r"引擎 KV 缓存：\1 GB"),
     (r"Engine KV cache in use: (\d+)% of its pool", r"引擎 KV 缓存已用：其池的 \1%"),
     (r"VRAM used ([\d.]+) of ([\d.]+) GB \(([\d.]+) GB free\)", r"显存已用 \1 / \2 GB（空闲 \3 GB）"),
     (r"page corrected from (\d+)", r"页码已从 \1 更正"),
-    (r"page corrected from (\d+); near-verbatim: page wording shown", r"页码已从 \1 更正；近乎逐字：显示页面原文"),
     (r"(\d+) CPU cores: models up to ~([\d.]+)B parameters read a page in seconds",
      r"\1 个 CPU 核心：约 \2B 参数以内的模型几秒读完一页"),
     (r"(\d+) CPU cores: the smallest model", r"\1 个 CPU 核心：最小的模型"),
@@ -202,6 +197,11 @@ PATTERNS: list[tuple[str, object]] = [
     (r"KV cache ≈ (\S+) at ([\d,]+) bytes/token \((fp8|fp16)\) ≈ (\S+) tokens", r"KV 缓存 ≈ \1，每词元 \2 字节（\3）≈ \4 词元"),
     (r"capped at what the document needs \((\S+)\)", r"以文档所需为上限（\1）"),
     (r"tensor parallel over (\d+) equal GPUs", r"在 \1 块相同的 GPU 上做张量并行"),
+    # last, for lines built of pieces no pattern above knows whole ("retrieval · first words in
+    # 8.0 s · 20.1 s in all · model", a card's notes "page corrected from 3; near-verbatim …",
+    # the plan "…, 8K context; reads 121 prompt tokens/s"): each piece looked up on its own
+    (r"[^\n]+ · [^\n]+", lambda m: " · ".join(lookup(p) or p for p in m[0].split(" · "))),
+    (r"[^\n]+; [^\n]+", lambda m: "；".join(lookup(p) or p for p in m[0].split("; "))),
 ]
 
 JOBS = {"search vectors": "搜索向量", "OCR": "OCR", "table detection": "表格检测", "background reading": "后台阅读"}
