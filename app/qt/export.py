@@ -5,6 +5,7 @@ document asked, in the last folder an answer was exported to), the clipboard."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtGui import QAction, QGuiApplication
@@ -63,28 +64,16 @@ class AnswerExport:
             QGuiApplication.clipboard().setText(self.markdown())
 
     def save_markdown(self, path: str | None = None) -> Path | None:
-        target = path or self._ask_path("Markdown (*.md)", ".md")
-        if not target or not self.last:
+        if not self.last:
             return None
-        try:
-            Path(target).write_text(self.markdown(), encoding="utf-8")
-        except OSError as exc:
-            show_error(self.window, exc, "The answer was not saved")
-            return None
-        self._remember_folder(target)
-        return Path(target)
+        return self._save(path, "Markdown (*.md)", ".md", "answer", "The answer was not saved",
+                          lambda target: _write_text(target, self.markdown()))
 
     def save_pdf(self, path: str | None = None) -> Path | None:
-        target = path or self._ask_path("PDF (*.pdf)", ".pdf")
-        if not target or not self.last:
+        if not self.last:
             return None
-        try:
-            saved = formats.to_pdf(*self.last, Path(target))
-            self._remember_folder(target)
-            return saved
-        except Exception as exc:  # noqa: BLE001 - one line to the user, never a traceback
-            show_error(self.window, exc, "The memo was not saved")
-            return None
+        return self._save(path, "PDF (*.pdf)", ".pdf", "answer", "The memo was not saved",
+                          lambda target: formats.to_pdf(*self.last, target))
 
     # -- the whole conversation ------------------------------------------------------
     def conversation(self) -> list[tuple[str, dict, float | None]]:
@@ -102,30 +91,30 @@ class AnswerExport:
     def save_conversation_markdown(self, path: str | None = None) -> Path | None:
         if not self.conversation():
             return None
-        target = path or self._ask_path("Markdown (*.md)", ".md", "conversation")
-        if not target:
-            return None
-        try:
-            Path(target).write_text(self.conversation_markdown(), encoding="utf-8")
-        except OSError as exc:
-            show_error(self.window, exc, "The conversation was not saved")
-            return None
-        self._remember_folder(target)
-        return Path(target)
+        return self._save(path, "Markdown (*.md)", ".md", "conversation", "The conversation was not saved",
+                          lambda target: _write_text(target, self.conversation_markdown()))
 
     def save_conversation_pdf(self, path: str | None = None) -> Path | None:
         if not self.conversation():
             return None
-        target = path or self._ask_path("PDF (*.pdf)", ".pdf", "conversation")
+        return self._save(path, "PDF (*.pdf)", ".pdf", "conversation", "The memo was not saved",
+                          lambda target: formats.conversation_pdf(self.conversation_title(), self.conversation(),
+                                                                  target))
+
+    def _save(self, path: str | None, kind: str, suffix: str, what: str, failed: str,
+              write: Callable[[Path], Path]) -> Path | None:
+        """Every export: the given path or the save dialog's, written by `write`, the folder
+        remembered for next time; a failure is one line to the user, never a traceback."""
+        target = path or self._ask_path(kind, suffix, what)
         if not target:
             return None
         try:
-            saved = formats.conversation_pdf(self.conversation_title(), self.conversation(), Path(target))
-            self._remember_folder(target)
-            return saved
+            saved = write(Path(target))
         except Exception as exc:  # noqa: BLE001 - one line to the user, never a traceback
-            show_error(self.window, exc, "The memo was not saved")
+            show_error(self.window, exc, failed)
             return None
+        self._remember_folder(target)
+        return saved
 
     def default_path(self, suffix: str, what: str = "answer") -> Path:
         """Where the save dialog starts: the last folder exported to (else the document's own
@@ -148,6 +137,11 @@ class AnswerExport:
         if path and not path.endswith(suffix):
             path += suffix
         return path
+
+
+def _write_text(target: Path, text: str) -> Path:
+    target.write_text(text, encoding="utf-8")
+    return target
 
 
 def _file_menu(window):
