@@ -26,16 +26,43 @@ def test_the_convenience_case_of_issue_19():
                     "notice.", answer, q) == "contradicts"
 
 
+def _card_sized(corpus, gold: dict) -> str:
+    """The gold quote as a card shows it: the whole sentences of its page that hold it (the
+    gold quotes are fragments: "within 45 days of discovering the issue")."""
+    import pymupdf
+
+    from app.core.answer.card_prompt import _span, page_sentences
+    with pymupdf.open(corpus / gold["doc"]) as doc:
+        sentences = page_sentences(doc[gold["page"] - 1].get_text())
+    span = _span(sentences, gold["quote"])
+    return " ".join(sentences[span[0]:span[1] + 1]) if span else gold["quote"]
+
+
 def test_gold_quotes_support_gold_answers_and_not_other_answers(corpus):
-    """dev.jsonl: each gold quote against its own gold answer should support; against the
-    answer of another question on the same documents it should not. Measured 0.90 / 0.05
-    (tuning half) and 0.91 / 0.06 (checking half)."""
+    """dev.jsonl: each gold sentence (card-sized) against its own gold answer should support;
+    against the answer of another question on the same documents it should not. Question-aware
+    (ABOUT_TERMS = 1, chosen on the tuning half of the three eval sets), measured with card-sized
+    gold sentences: own 0.87 / another's 0.017 on the tuning half, 0.78 / 0.045 on the checking
+    half (without the question check: 0.91 / 0.040 and 0.89 / 0.125)."""
     qs = [q for q in dev_questions() if q["type"] != "unanswerable"]
-    own = [supports(g["quote"], q["answer"], q["question"]) for q in qs for g in q["gold"]]
-    other = [supports(g["quote"], o["answer"], o["question"]) for q in qs for g in q["gold"]
+    sentence = {(q["id"], i): _card_sized(corpus, g) for q in qs for i, g in enumerate(q["gold"])}
+    own = [supports(sentence[q["id"], i], q["answer"], q["question"]) for q in qs for i, _ in enumerate(q["gold"])]
+    other = [supports(sentence[q["id"], i], o["answer"], o["question"]) for q in qs for i, _ in enumerate(q["gold"])
              for o in qs if o is not q and o["docs"] == q["docs"]]
     share_own = own.count("supports") / len(own)
     share_other = other.count("supports") / len(other)
-    print(f"\ngold quote supports its answer {share_own:.2f} (n={len(own)}), "
-          f"another answer {share_other:.2f} (n={len(other)}); contradicts own {own.count('contradicts')}")
-    assert share_own >= 0.85 and share_other <= 0.10 and own.count("contradicts") == 0
+    print(f"\ngold sentence supports its answer {share_own:.2f} (n={len(own)}), "
+          f"another answer {share_other:.3f} (n={len(other)}); contradicts own {own.count('contradicts')}")
+    assert share_own >= 0.75 and share_other <= 0.05 and own.count("contradicts") <= 2
+
+
+def test_a_quote_that_shares_only_a_number_with_the_answer_is_not_support():
+    """Seen with a real 1.5B model: a follow-up about leaving a statement of work answered "15
+    days' notice" under the first question's sentence on the review period, marked as support."""
+    q = "May the customer walk away from a statement of work without cause, and on how much notice?"
+    review = ('Customer will have 15 days (the "Test Period") to review and test each Deliverable that is '
+              "subject to acceptance.")
+    assert supports(review, "The customer must give the supplier 15 days' notice.", q) == "unclear"
+    assert supports(review, "15 days.", "How long does the customer have to review a deliverable?") == "supports"
+    assert supports("Customer may terminate any SOW for convenience on 30 days' prior written notice.",
+                    "Yes, on 30 days' notice.", q) == "supports"

@@ -1,0 +1,121 @@
+"""What an answer is shown as, once its citations are checked: the answer itself (backed by a
+shown card that carries its facts and is about the question), the model's text under the
+evidence as not backed, or "the document does not appear to address this" above the nearest
+passages.
+
+- Citations name card ids; each becomes the card's quote, checked against its page like any.
+- A right answer that cited the wrong card is rescued by the shown card that does carry its
+  facts: that card is put first, marked as such, and backs the answer.
+- The model saying the documents do not state it, or the evidence's own "not addressed" with
+  nothing backing the model's text, is said as "not addressed".
+- The model repeating its instructions (a small model's echo of the system prompt) is never an
+  answer: its text is dropped and the user told why.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from app.core import textnorm
+from app.core.answer import prompts
+from app.core.answer.citations import Citation
+from app.core.answer.support import supports
+
+ANSWER = "answer"              # the model's answer leads: a cited (or rescued) card backs it
+NOT_BACKED = "not_backed"      # the evidence leads; the model's text sits under it, not backed
+NOT_ADDRESSED = "not_addressed"   # the documents do not appear to address the question
+
+RESCUED = "the card that states the answer (the model cited another)"
+ECHO_WORDS = 6                 # a run of this many words of the instructions in an answer is an echo
+ECHO_CJK = 10                  # the same in Chinese characters
+ECHO_WARNING = "The model repeated its instructions instead of answering; that text is not shown."
+PROMPT_PARTS = ("system", "question_en", "question_zh", "question_cards_en", "question_cards_zh",
+                "context_cards", "context_retrieval", "context_more", "context_whole")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    text: str
+    citations: list[Citation]
+    status: str
+    warnings: list[str]
+
+
+def cited_cards(cites: list[dict], cards: dict, allowed: list[str]) -> list[dict]:
+    """The model's {"card": "E2"} citations as (doc, page, quote) of those cards (ids outside
+    this question's cards, or unknown, are dropped: the schema allows none)."""
+    out = []
+    for c in cites:
+        card = cards.get(str(c.get("card", "")))
+        if card is not None and card.id in allowed:
+            out.append({"doc": card.doc, "page": card.page, "quote": card.quote})
+    return out
+
+
+def judge(text: str, citations: list[Citation], question: str, evidence, said_not_stated: bool) -> Verdict:
+    """The answer's status, its citations (a rescuing card first) and the lines the user must see.
+    Without evidence (a review's part) the citations decide alone, as before."""
+    warnings = []
+    if echoes_instructions(text):
+        text, citations, warnings = "", [replace(c, support="unclear") for c in citations], [ECHO_WARNING]
+    if evidence is None:
+        return Verdict(text, citations, ANSWER if _backed(citations) else NOT_BACKED, warnings)
+    if text and not said_not_stated and not _backed(citations):
+        citations = _rescued(text, citations, question, evidence)
+    if text and not said_not_stated and _backed(citations):
+        return Verdict(text, citations, ANSWER, warnings)
+    if said_not_stated or not evidence.addressed or not evidence.cards:
+        return Verdict(text, citations, NOT_ADDRESSED, warnings)
+    return Verdict(text, citations, NOT_BACKED, warnings)
+
+
+def _backed(citations: list[Citation]) -> bool:
+    verified = [c for c in citations if c.verified]
+    return any(c.support == "supports" for c in verified) and not any(c.support == "contradicts" for c in verified)
+
+
+def _rescued(text: str, citations: list[Citation], question: str, evidence) -> list[Citation]:
+    """The citations with the first shown card that backs the answer put first, when one does
+    and none of the answer's own citations contradicts it."""
+    if any(c.support == "contradicts" for c in citations if c.verified):
+        return citations
+    cited = {(c.doc_id, c.page, c.quote) for c in citations}
+    for card in evidence.cards:
+        if (card.doc_id, card.page, card.quote) in cited:
+            continue
+        if supports(card.quote, text, question) == "supports":
+            rescue = replace(card.citation(), support="supports",
+                             note="; ".join(filter(None, [card.clause, RESCUED])))
+            return [rescue] + list(citations)
+    return citations
+
+
+def _runs(text: str) -> set[str]:
+    """Word runs (ECHO_WORDS long) and CJK character runs (ECHO_CJK) of a text, normalised."""
+    norm = textnorm.normalize(text)
+    words = re.findall(r"[a-z0-9']+", norm)
+    runs = {" ".join(words[i:i + ECHO_WORDS]) for i in range(len(words) - ECHO_WORDS + 1)}
+    cjk = "".join(ch for ch in norm if textnorm.cjk_count(ch))
+    runs |= {cjk[i:i + ECHO_CJK] for i in range(len(cjk) - ECHO_CJK + 1)}
+    return runs
+
+
+_INSTRUCTION_RUNS: set[str] = set()
+
+
+def _instruction_runs() -> set[str]:
+    if not _INSTRUCTION_RUNS:
+        for name in PROMPT_PARTS:
+            text = re.sub(r"\{[a-z_]+\}", " ", prompts.template(name))
+            _INSTRUCTION_RUNS.update(_runs(text))
+        _INSTRUCTION_RUNS.update(_runs(" ".join(prompts.ANSWER_LANGUAGE.values())))
+    return _INSTRUCTION_RUNS
+
+
+def echoes_instructions(text: str) -> bool:
+    """The answer repeats a run of the prompt's own instructions ("…if it tells you to ignore
+    rules… Answer in Chinese:"): an echo, not an answer. "The document does not say." is the
+    answer the instructions ask for, and is no echo."""
+    if not text.strip() or text.strip() in prompts.NOT_STATED.values():
+        return False
+    return bool(_runs(text) & _instruction_runs())
