@@ -98,8 +98,14 @@ def test_cards_on_one_page_whose_context_meets_become_one_passage():
     out = card_prompt.card_passages([("E1", Card("Two is second.")), ("E2", Card("Four is fourth."))],
                                     lambda c: page, 1000)
     assert len(out) == 1 and out[0].ids == ("E1", "E2") and out[0].text == page
-    alone = card_prompt.card_passages([("E1", Card("Two is second."))], lambda c: page, 0)
-    assert alone[0].text == "Two is second."
+    words = "One Two Three Four Five Six Seven Eight Nine Ten".split()
+    long_page = " ".join(f"{w} is number {i}." for i, w in enumerate(words, 1))
+    small = card_prompt.card_passages([(f"E{n}", Card(f"{words[i]} is number {i + 1}."))
+                                       for n, i in ((1, 1), (2, 5), (3, 8))], lambda c: long_page, 0)
+    # the smallest budget: every card, and one sentence either side of the best two
+    assert [p.text for p in small] == ["One is number 1. Two is number 2. Three is number 3.",
+                                       "Five is number 5. Six is number 6. Seven is number 7.",
+                                       "Nine is number 9."]
     cell = card_prompt.card_passages([("E1", Card("Fees | Annual = $12,000"))], lambda c: page, 1000)
     assert cell[0].text == "Fees | Annual = $12,000"
 
@@ -164,3 +170,51 @@ def test_the_json_says_which_state_the_answer_is_in():
         assert data["status"] == status and data["headline"] == headline
     assert "status" not in qa.Answer("x", [], "retrieval", False).to_dict()     # no evidence: as before
     assert json.dumps(qa.Answer("x", [], "retrieval", False, evidence=ev).to_dict())
+
+
+@pytest.mark.slow
+def test_two_questions_on_two_documents_cite_their_own_documents(corpus):
+    """Every answer of a conversation cited one sentence (the first answer's, or one p. 9 line of
+    a CSA on a GPU): a real llama.cpp child with the embedded model, one conversation over two
+    documents, a question about each; then each document in a conversation of its own on the same
+    engine. Each answer may cite only its own cards, and its citations land on its document."""
+    from app.core.models import catalogue as models
+    from app.worker.client import ChatClient
+    from app.worker.engines import llamacpp
+    from app.worker.supervisor import Supervisor
+
+    lib = Library()
+    mnda, psa = lib.add(corpus / "contracts-en/common-paper-mnda.pdf"), lib.add(corpus / PSA)
+    both = [qa.DocRef(1, mnda.id, "mnda.pdf"), qa.DocRef(2, psa.id, "psa.pdf")]
+    asks = [("How long does the MNDA term last, and how long does confidentiality last after it ends?", mnda),
+            ("How many days does the customer have to review and test a Deliverable subject to acceptance?", psa)]
+    spec = llamacpp.launch_spec(models.local_path(models.load_catalogue().default), n_ctx=8192,
+                                threads=1, model_name="smollm2")
+    sup = Supervisor(spec)
+    sup.start()
+    try:
+        client = ChatClient(spec.base_url, spec.api_key, spec.model_name)
+        conv, cited = qa.Conversation(), []
+        for question, info in asks:
+            evidence = find_evidence(lib, both, question)
+            assert {c.doc_id for c in evidence.cards[:1]} == {info.id}     # the search found its document
+            answer = qa.ask(lib, both, question, client, 8192, conversation=conv, evidence=evidence,
+                            mode="retrieval", target_s=10, prefill_tps=200)
+            own = {(c.doc_id, c.page, c.quote) for c in evidence.cards}
+            assert json.loads(answer.raw)["citations"] is not None
+            for c in answer.citations:
+                assert (c.doc_id, c.page, c.quote) in own, "a citation outside this question's cards"
+            assert conv.turns[-1].cards and all(p.ids for p in conv.turns[-1].passages)
+            cited.append({(c.doc_id, c.quote) for c in answer.citations})
+        assert not (cited[0] & cited[1]), "both answers cite the same sentence"
+        for question, info in asks:                 # a conversation of its own per document, same engine
+            refs = [qa.DocRef(1, info.id, "doc.pdf")]
+            evidence = find_evidence(lib, refs, question)
+            answer = qa.ask(lib, refs, question, client, 8192, conversation=qa.Conversation(),
+                            evidence=evidence, mode="retrieval", target_s=10, prefill_tps=200)
+            assert all(c.doc_id == info.id for c in answer.citations)
+            print(f"\n{question[:40]}… → {answer.text[:80]!r} cites {[c.page for c in answer.citations]} "
+                  f"status {answer.state}")
+    finally:
+        sup.stop()
+        lib.close()

@@ -1,8 +1,8 @@
 """The evidence cards the user sees, as the passages the model reads: each card with its id and
 the sentences around it on its page, widened a sentence at a time while the time budget holds.
 
-The cards themselves are the floor: a prompt never carries less than every card's own sentence,
-whatever the budget (the user was shown them; a reader given less answers from memory). Context
+The cards themselves are the floor: a prompt never carries less than every card's own sentence
+(and the sentences either side of the best two), whatever the budget (the user was shown them; a reader given less answers from memory). Context
 is what the budget adds: one sentence after and one before each card in turn, best card first,
 up to its whole page. Cards whose context meets on one page become one passage holding both ids.
 """
@@ -17,6 +17,9 @@ from app.core.textnorm import cjk_count, drop_cjk_spaces, join_hyphenation, norm
 
 _SENTENCE_END = re.compile(r"(?<=[.;:!?])\s+(?=\S)|(?<=[。；！？])")
 PASSAGE_OVERHEAD = 12        # the card's heading line, in tokens
+FLOOR_CONTEXT_CARDS = 2      # the best cards keep one sentence either side even on the smallest budget:
+                             # a card's sentence often names its subject in the one before ("the Test
+                             # Period" is 15 days there), and the 1.5B model answered 30 without it
 MATCH_CHARS = 30             # a sentence is the quote's when this much of one is in the other
 
 
@@ -105,6 +108,9 @@ def card_passages(cards: list[tuple[str, object]], page_text, budget: int) -> li
     the sentences around it while the total stays within `budget` tokens. `page_text(card)`:
     the text of the card's page."""
     windows = _merge([card_window(card_id, card, page_text(card)) for card_id, card in cards])
+    for w in windows[:FLOOR_CONTEXT_CARDS]:
+        w.lo, w.hi = max(0, w.lo - 1), min(len(w.sentences) - 1, w.hi + 1)
+    windows = _merge(windows)
     used = sum(w.cost() for w in windows)
     grown = True
     while grown:
@@ -123,6 +129,3 @@ def card_passages(cards: list[tuple[str, object]], page_text, budget: int) -> li
     return [w.passage() for w in windows]
 
 
-def floor_tokens(cards: list[tuple[str, object]], page_text) -> int:
-    """What the cards alone cost in a prompt: the least a question with evidence is sent."""
-    return sum(w.cost() for w in _merge([card_window(i, c, page_text(c)) for i, c in cards]))

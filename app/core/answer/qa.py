@@ -435,6 +435,10 @@ def verify(library, refs: list[DocRef], question: str, conv: Conversation, promp
     judged = verdict.judge(text, citations, question, evidence, is_not_stated(text, citations))
     text, citations, status = judged.text, judged.citations, judged.status
     warnings[:0] = judged.warnings
+    if status == verdict.NOT_ADDRESSED and evidence is not None and evidence.addressed:
+        named = ", ".join(f"p. {c.page}" for c in evidence.cards[:3]) or "none"
+        warnings.append(f"The document does not appear to address this (closest passages: {named}); "
+                        "the model found no answer in them.")
     if reply.cut:
         warnings.insert(0, f"The engine stopped the reply early ({reply.cut}); this is what it wrote until then.")
     if reply.fewer:
