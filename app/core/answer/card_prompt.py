@@ -17,9 +17,10 @@ from app.core.textnorm import cjk_count, drop_cjk_spaces, join_hyphenation, norm
 
 _SENTENCE_END = re.compile(r"(?<=[.;:!?])\s+(?=\S)|(?<=[。；！？])")
 PASSAGE_OVERHEAD = 12        # the card's heading line, in tokens
-FLOOR_CONTEXT_CARDS = 2      # the best cards keep one sentence either side even on the smallest budget:
-                             # a card's sentence often names its subject in the one before ("the Test
-                             # Period" is 15 days there), and the 1.5B model answered 30 without it
+FLOOR_CONTEXT_CARDS = 2      # the best cards keep a sentence either side (the best one two before) even
+                             # on the smallest budget: a card's sentence often names its subject earlier
+                             # ("the Test Period" is 15 days there), and the 1.5B model answered 30 without it
+SHORT_WORDS, SHORT_CJK = 6, 12   # fewer words (CJK characters) than this: a heading, not a sentence
 MATCH_CHARS = 30             # a sentence is the quote's when this much of one is in the other
 
 
@@ -80,6 +81,27 @@ def _span(sentences: list[str], quote: str) -> tuple[int, int] | None:
     return lo, hi
 
 
+def _short(sentence: str) -> bool:
+    """A heading or a label ("(b) Deemed Acceptance.", "第十九条"), not a sentence that says anything."""
+    return len(sentence.split()) < SHORT_WORDS and cjk_count(sentence) < SHORT_CJK
+
+
+def _widen(w: _Window, before: int) -> None:
+    """`before` sentences that say something before the card and one after (the headings and
+    labels on the way taken too)."""
+    for _ in range(before):
+        for _ in range(4):
+            if w.lo == 0 or not _short(w.sentences[w.lo - 1]):
+                break
+            w.lo -= 1
+        w.lo = max(0, w.lo - 1)
+    for _ in range(4):
+        if w.hi + 1 >= len(w.sentences) or not _short(w.sentences[w.hi + 1]):
+            break
+        w.hi += 1
+    w.hi = min(len(w.sentences) - 1, w.hi + 1)
+
+
 def card_window(card_id: str, card, page_text: str) -> _Window:
     sentences = page_sentences(page_text)
     span = _span(sentences, card.quote)
@@ -108,8 +130,8 @@ def card_passages(cards: list[tuple[str, object]], page_text, budget: int) -> li
     the sentences around it while the total stays within `budget` tokens. `page_text(card)`:
     the text of the card's page."""
     windows = _merge([card_window(card_id, card, page_text(card)) for card_id, card in cards])
-    for w in windows[:FLOOR_CONTEXT_CARDS]:
-        w.lo, w.hi = max(0, w.lo - 1), min(len(w.sentences) - 1, w.hi + 1)
+    for n, w in enumerate(windows[:FLOOR_CONTEXT_CARDS]):
+        _widen(w, before=2 if n == 0 else 1)
     windows = _merge(windows)
     used = sum(w.cost() for w in windows)
     grown = True

@@ -45,6 +45,7 @@ FIGURE_ABOUT_TERMS = 2  # the same when all the quote backs is a figure ("15 day
 # Words nearly every sentence of a contract or a law has: they say nothing of what a sentence is about.
 _GENERIC = frozenset("""party parties agreement contract document customer provider supplier vendor company
 section clause term terms may must shall will does what which when how who whom where this that under
+time long much many soon once before after over against get give
 合同 协议 双方 当事人 规定 条款 法律 本法 一方 甲方 乙方""".split())
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
