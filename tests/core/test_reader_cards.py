@@ -99,13 +99,11 @@ def test_cards_on_one_page_whose_context_meets_become_one_passage():
                                     lambda c: page, 1000)
     assert len(out) == 1 and out[0].ids == ("E1", "E2") and out[0].text == page
     words = "One Two Three Four Five Six Seven Eight Nine Ten".split()
-    long_page = " ".join(f"{w} is number {i}." for i, w in enumerate(words, 1))
-    small = card_prompt.card_passages([(f"E{n}", Card(f"{words[i]} is number {i + 1}."))
-                                       for n, i in ((1, 1), (2, 5), (3, 8))], lambda c: long_page, 0)
-    # the smallest budget: every card, and one sentence either side of the best two
-    assert [p.text for p in small] == ["One is number 1. Two is number 2. Three is number 3.",
-                                       "Five is number 5. Six is number 6. Seven is number 7.",
-                                       "Nine is number 9."]
+    said = [f"{w} is the number {i} of ten." for i, w in enumerate(words, 1)]
+    small = card_prompt.card_passages([(f"E{n}", Card(said[i])) for n, i in ((1, 1), (2, 5), (3, 8))],
+                                      lambda c: " ".join(said), 0)
+    # the smallest budget: every card, and a sentence either side of the best two (two before the best)
+    assert [p.text for p in small] == [" ".join(said[0:3]), " ".join(said[4:7]), said[8]]
     cell = card_prompt.card_passages([("E1", Card("Fees | Annual = $12,000"))], lambda c: page, 1000)
     assert cell[0].text == "Fees | Annual = $12,000"
 
