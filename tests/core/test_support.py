@@ -66,3 +66,12 @@ def test_a_quote_that_shares_only_a_number_with_the_answer_is_not_support():
     assert supports(review, "15 days.", "How long does the customer have to review a deliverable?") == "supports"
     assert supports("Customer may terminate any SOW for convenience on 30 days' prior written notice.",
                     "Yes, on 30 days' notice.", q) == "supports"
+
+
+def test_a_short_chinese_duration_is_a_figure():
+    """"一年" (the 1.5B model's whole answer) is the figure 1 before a unit of time; "一个合同" is not."""
+    assert numbers("一年内不行使") == {"1"} and numbers("一个合同") == set() and numbers("一个月") == {"1"}
+    q = "法律和合同都没有规定解除权行使期限时，解除权人多长时间不行使解除权就会失去该权利？"
+    assert supports("法律没有规定或者当事人没有约定解除权行使期限，自解除权人知道或者应当知道解除事由之日起一年内不行使，"
+                    "或者经对方催告后在合理期限内不行使的，该权利消灭。", "一年", q) == "supports"
+    assert supports("约定交付期限的，出卖人可以在该交付期限内的任何时间交付。", "一年", q) == "unclear"

@@ -84,7 +84,9 @@ def numbers(text: str) -> set[str]:
     return out
 
 
-_CN_NUMBER = re.compile(r"[零〇一二两三四五六七八九十百千万]{2,}|[二三四五六七八九十](?=[日天月年个%])")
+# "一" alone is "a"/"one" everywhere; before a unit of time it is a figure ("一年内", "一个月").
+_CN_NUMBER = re.compile(r"[零〇一二两三四五六七八九十百千万]{2,}|[二三四五六七八九十](?=[日天月年个%])"
+                        r"|一(?=[日天月年周]|个月|个工作日|个小时)")
 
 
 def _figure(value: float) -> str:
