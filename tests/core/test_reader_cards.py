@@ -30,9 +30,9 @@ def psa(corpus):
     lib.close()
 
 
-def _prompt(lib, refs, question, conv, budget):
+def _prompt(lib, refs, question, conv, budget, room=7792):
     evidence = find_evidence(lib, refs, question)
-    plan = qa.ContextPlan(room=7792, budget=budget, new_context=False, ranked=evidence.ranked)
+    plan = qa.ContextPlan(room=room, budget=budget, new_context=False, ranked=evidence.ranked)
     return evidence, qa.build_prompt(lib, refs, question, _Counting(), conv, plan, qa.AskOptions(), evidence)
 
 
@@ -88,6 +88,26 @@ def test_a_follow_up_reads_its_own_cards_appended_and_cites_only_them(psa):
     # the ids the model gives back become those cards' quotes; an id of another question is refused
     cites = verdict.cited_cards([{"card": enum[0]}, {"card": "E999"}], conv.card_refs(follow.passages), enum)
     assert len(cites) == 1 and cites[0]["quote"] in {c.quote for c in evidence2.cards}
+
+
+def test_whole_documents_keep_the_read_prefix_and_add_the_cards_after_them(psa):
+    """Whole-document mode: the first message starts as a background reading's prompt (its KV state
+    serves it), then the question's cards (their sentences only: the pages are there), then the
+    question; a follow-up appends its new cards."""
+    lib, refs = psa
+    conv = qa.Conversation()
+    whole = qa.whole_context(lib, refs)
+    conv.begin([refs[0].doc_id], "whole-document", 30000, whole_text=whole)
+    _, first = _prompt(lib, refs, Q1, conv, 30000, room=30000)
+    read = prompts.messages(whole, "", whole=True)[1]["content"]
+    head = read[:read.index("DOCUMENT TEXT>>>") + len("DOCUMENT TEXT>>>")]
+    text = first.messages[-1]["content"]
+    assert text.startswith(head) and text.index("[E1]") > len(head) and text.rindex("Question:") > text.index("[E1]")
+    assert all(len(p.text) < 600 for p in first.passages)
+    conv.add(first.passages, Q1, '{"answer": "15 days.", "citations": [{"card": "E1"}]}', first.tokens, 12,
+             cards=first.cards)
+    _, follow = _prompt(lib, refs, Q2, conv, 30000, room=30000)
+    assert follow.messages[1]["content"] == text and follow.passages and "[E" in follow.messages[-1]["content"]
 
 
 def test_cards_on_one_page_whose_context_meets_become_one_passage():

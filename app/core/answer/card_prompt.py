@@ -125,11 +125,14 @@ def _merge(windows: list[_Window]) -> list[_Window]:
     return out
 
 
-def card_passages(cards: list[tuple[str, object]], page_text, budget: int) -> list[Passage]:
+def card_passages(cards: list[tuple[str, object]], page_text, budget: int, context: bool = True) -> list[Passage]:
     """The passages for `cards` ((id, EvidenceCard) best first), each card's sentence always and
     the sentences around it while the total stays within `budget` tokens. `page_text(card)`:
-    the text of the card's page."""
+    the text of the card's page. `context=False`: the cards' own sentences only (the pages are
+    in the prompt already)."""
     windows = _merge([card_window(card_id, card, page_text(card)) for card_id, card in cards])
+    if not context:
+        return [w.passage() for w in windows]
     for n, w in enumerate(windows[:FLOOR_CONTEXT_CARDS]):
         _widen(w, before=2 if n == 0 else 1)
     windows = _merge(windows)

@@ -529,7 +529,7 @@ def _build_cards(library, question, client, conv: Conversation, room: int, budge
         limit = int(first * FOLLOW_UP_SHARE) - estimate_tokens(question + conv.turns[-1].reply) - TEMPLATE_MARGIN
     else:
         limit = min(budget, room) - estimate_tokens(prompts.template("system") + question) - TEMPLATE_MARGIN
-    passages = card_prompt.card_passages(new, page_text, max(limit, 0))
+    passages = card_prompt.card_passages(new, page_text, max(limit, 0), context=conv.mode != "whole-document")
     msgs = conv.messages(question, passages, ids)
     used = count_tokens(client, msgs)
     if used > room and limit > 0:        # the context first, never the cards
