@@ -236,3 +236,10 @@ def test_two_questions_on_two_documents_cite_their_own_documents(corpus):
     finally:
         sup.stop()
         lib.close()
+
+
+def test_an_answer_that_quotes_a_rule_with_not_in_it_is_no_abstention():
+    assert verdict.abstains("The document does not say.") and verdict.abstains("文件没有规定。")
+    assert verdict.abstains("The documents do not state a rate.") and verdict.abstains("文件未提及印花税。")
+    assert not verdict.abstains("法律没有规定或者当事人没有约定解除权行使期限，自知道之日起一年内不行使的，该权利消灭。")
+    assert not verdict.abstains("Yes, on 30 days' notice.") and not verdict.abstains("")

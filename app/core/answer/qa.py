@@ -432,7 +432,7 @@ def verify(library, refs: list[DocRef], question: str, conv: Conversation, promp
         cites = verdict.cited_cards(cites, conv.card_refs(), prompt.cards)
     citations = with_support(_verify_all(library, refs, cites, pages), text, question)
     warnings = _warnings(library, refs, question, conv, pages, prompt.ranked, evidence)
-    judged = verdict.judge(text, citations, question, evidence, is_not_stated(text, citations))
+    judged = verdict.judge(text, citations, question, evidence, verdict.abstains(text))
     text, citations, status = judged.text, judged.citations, judged.status
     warnings[:0] = judged.warnings
     if status == verdict.NOT_ADDRESSED and evidence is not None and evidence.addressed:

@@ -69,6 +69,25 @@ def judge(text: str, citations: list[Citation], question: str, evidence, said_no
     return Verdict(text, citations, NOT_BACKED, warnings)
 
 
+_SAYS_NOTHING = re.compile(r"\b(?:does|do|did)\s+not\s+(?:say|state|specify|mention|address|set)|\bnot\s+"
+                           r"(?:stated|specified|mentioned|addressed)|\bno\s+(?:mention|provision)|"
+                           r"没有(?:规定|说明|提及|明确|写明)|未(?:规定|提及|说明|写明)", re.I)
+ABSTAIN_CHARS = 80            # a longer text that says "没有规定" somewhere is an answer quoting a law
+
+
+def abstains(text: str) -> bool:
+    """The model says the documents do not state the answer: the answer the instructions ask for
+    ("The document does not say.", "文件没有规定。"), or a short line saying so without a figure.
+    Not "法律没有规定或者当事人没有约定解除权行使期限 … 一年内": an answer that quotes a rule."""
+    from app.core.answer.support import numbers
+    said = text.strip()
+    if not said:
+        return False
+    if any(said.startswith(p.rstrip(".。")) for p in prompts.NOT_STATED.values()):
+        return True
+    return len(said) <= ABSTAIN_CHARS and not numbers(said) and bool(_SAYS_NOTHING.search(said))
+
+
 def _backed(citations: list[Citation]) -> bool:
     verified = [c for c in citations if c.verified]
     return any(c.support == "supports" for c in verified) and not any(c.support == "contradicts" for c in verified)
