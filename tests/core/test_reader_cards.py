@@ -243,3 +243,17 @@ def test_an_answer_that_quotes_a_rule_with_not_in_it_is_no_abstention():
     assert verdict.abstains("The documents do not state a rate.") and verdict.abstains("文件未提及印花税。")
     assert not verdict.abstains("法律没有规定或者当事人没有约定解除权行使期限，自知道之日起一年内不行使的，该权利消灭。")
     assert not verdict.abstains("Yes, on 30 days' notice.") and not verdict.abstains("")
+
+
+def test_a_right_answer_is_rescued_by_the_sentence_beside_a_card_the_model_read():
+    """Labor Contract Law with the 1.5B model: "六个月" citing 第七十条; the sentence that says it
+    (第十九条) was in the prompt beside a card, not a card itself."""
+    q = "签订三年期劳动合同，试用期最长可以约定多久？"
+    wrong = qa.Citation(1, "labor.pdf", 9, "第七十条非全日制用工双方当事人不得约定试用期。", True)
+    [wrong] = qa.with_support([wrong], "六个月", q)
+    beside = qa.Citation(1, "labor.pdf", 3, "三年以上固定期限和无固定期限的劳动合同，试用期不得超过六个月。", True)
+    shown = _Evidence([_Card("同一用人单位与同一劳动者只能约定一次试用期。", page=3)])
+    judged = verdict.judge("六个月", [wrong], q, shown, False, lambda: [beside])
+    assert judged.status == verdict.ANSWER and judged.citations[0].quote == beside.quote
+    assert judged.citations[0].note == verdict.RESCUED_CONTEXT
+    assert verdict.judge("六个月", [wrong], q, shown, False, lambda: []).status == verdict.NOT_BACKED

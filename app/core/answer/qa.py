@@ -22,7 +22,7 @@ from app.core.answer.budget import (
 )
 from app.core.answer import card_prompt, injection, question_check, verdict
 from app.core.answer import rerank as reranking
-from app.core.answer.citations import Citation, quotable, with_support
+from app.core.answer.citations import Citation, quotable, quote_too_short, with_support
 from app.core.answer.citations import verify as verify_quote
 from app.core.answer import passage_cut
 from app.core.answer.conversation import Conversation, Passage, Turn
@@ -432,7 +432,8 @@ def verify(library, refs: list[DocRef], question: str, conv: Conversation, promp
         cites = verdict.cited_cards(cites, conv.card_refs(), prompt.cards)
     citations = with_support(_verify_all(library, refs, cites, pages), text, question)
     warnings = _warnings(library, refs, question, conv, pages, prompt.ranked, evidence)
-    judged = verdict.judge(text, citations, question, evidence, verdict.abstains(text))
+    judged = verdict.judge(text, citations, question, evidence, verdict.abstains(text),
+                           lambda: _context_sentences(library, refs, conv, prompt, pages))
     text, citations, status = judged.text, judged.citations, judged.status
     warnings[:0] = judged.warnings
     if status == verdict.NOT_ADDRESSED and evidence is not None and evidence.addressed:
@@ -490,6 +491,27 @@ def _warnings(library, refs, question: str, conv: Conversation,
 def _optional(**kwargs) -> dict:
     """Keyword arguments a backend takes only when they are set (test doubles need not)."""
     return {k: v for k, v in kwargs.items() if v is not None}
+
+
+def _context_sentences(library, refs: list[DocRef], conv: Conversation, prompt: Prompt,
+                       pages: dict[int, dict[int, str]]) -> list[Citation]:
+    """The sentences the model read around this question's cards (its card passages, new or
+    already in the context), each checked against its page: what a right answer that cited the
+    wrong card may be rescued by."""
+    by_number = {r.number: r for r in refs}
+    ids = set(prompt.cards)
+    out = []
+    for passage in conv.passages():
+        ref = by_number.get(passage.doc)
+        if ref is None or not ids & set(passage.ids):
+            continue
+        for sentence in card_prompt.page_sentences(passage.text):
+            if quote_too_short(sentence):
+                continue
+            cit = verify_quote(ref.doc_id, ref.label, passage.page, sentence, page_texts(library, ref.doc_id, pages))
+            if cit.verified:
+                out.append(cit)
+    return out
 
 
 def _card_ids(conv: Conversation, cards: list) -> tuple[list[tuple[str, object]], list[str]]:

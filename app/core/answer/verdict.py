@@ -26,6 +26,7 @@ NOT_BACKED = "not_backed"      # the evidence leads; the model's text sits under
 NOT_ADDRESSED = "not_addressed"   # the documents do not appear to address the question
 
 RESCUED = "the card that states the answer (the model cited another)"
+RESCUED_CONTEXT = "the sentence beside a card that states the answer (the model cited another)"
 ECHO_WORDS = 6                 # a run of this many words of the instructions in an answer is an echo
 ECHO_CJK = 10                  # the same in Chinese characters
 ECHO_WARNING = "The model repeated its instructions instead of answering; that text is not shown."
@@ -52,16 +53,19 @@ def cited_cards(cites: list[dict], cards: dict, allowed: list[str]) -> list[dict
     return out
 
 
-def judge(text: str, citations: list[Citation], question: str, evidence, said_not_stated: bool) -> Verdict:
+def judge(text: str, citations: list[Citation], question: str, evidence, said_not_stated: bool,
+          context=None) -> Verdict:
     """The answer's status, its citations (a rescuing card first) and the lines the user must see.
-    Without evidence (a review's part) the citations decide alone, as before."""
+    Without evidence (a review's part) the citations decide alone, as before. `context()`: the
+    sentences around the question's cards that the model read, as verified citations (asked
+    for only when no card backs the answer)."""
     warnings = []
     if echoes_instructions(text):
         text, citations, warnings = "", [replace(c, support="unclear") for c in citations], [ECHO_WARNING]
     if evidence is None:
         return Verdict(text, citations, ANSWER if _backed(citations) else NOT_BACKED, warnings)
     if text and not said_not_stated and not _backed(citations):
-        citations = _rescued(text, citations, question, evidence)
+        citations = _rescued(text, citations, question, evidence, context)
     if text and not said_not_stated and _backed(citations):
         return Verdict(text, citations, ANSWER, warnings)
     if said_not_stated or not evidence.addressed or not evidence.cards:
@@ -93,9 +97,10 @@ def _backed(citations: list[Citation]) -> bool:
     return any(c.support == "supports" for c in verified) and not any(c.support == "contradicts" for c in verified)
 
 
-def _rescued(text: str, citations: list[Citation], question: str, evidence) -> list[Citation]:
+def _rescued(text: str, citations: list[Citation], question: str, evidence, context=None) -> list[Citation]:
     """The citations with the first shown card that backs the answer put first, when one does
-    and none of the answer's own citations contradicts it."""
+    and none of the answer's own citations contradicts it; else the first sentence around the
+    cards (what the model read with them) that does."""
     if any(c.support == "contradicts" for c in citations if c.verified):
         return citations
     cited = {(c.doc_id, c.page, c.quote) for c in citations}
@@ -106,6 +111,9 @@ def _rescued(text: str, citations: list[Citation], question: str, evidence) -> l
             rescue = replace(card.citation(), support="supports",
                              note="; ".join(filter(None, [card.clause, RESCUED])))
             return [rescue] + list(citations)
+    for cit in context() if context is not None else ():
+        if (cit.doc_id, cit.page, cit.quote) not in cited and supports(cit.quote, text, question) == "supports":
+            return [replace(cit, support="supports", note=RESCUED_CONTEXT)] + list(citations)
     return citations
 
 
