@@ -75,3 +75,12 @@ def test_a_short_chinese_duration_is_a_figure():
     assert supports("法律没有规定或者当事人没有约定解除权行使期限，自解除权人知道或者应当知道解除事由之日起一年内不行使，"
                     "或者经对方催告后在合理期限内不行使的，该权利消灭。", "一年", q) == "supports"
     assert supports("约定交付期限的，出卖人可以在该交付期限内的任何时间交付。", "一年", q) == "unclear"
+
+
+def test_a_chinese_quote_about_another_right_does_not_back_a_bare_figure():
+    """The 1.5B model answered "五年" (wrong: 一年) and the card it matched was about 撤销权, not
+    解除权; words every article of a code has (没有, 行使, 权利, 时间) say nothing of what it is about."""
+    q = "法律和合同都没有规定解除权行使期限时，解除权人多长时间不行使解除权就会失去该权利？"
+    assert supports("自债务人的行为发生之日起五年内没有行使撤销权的，该撤销权消灭。", "五年", q) == "unclear"
+    assert supports("个人信息保护影响评估报告和处理情况记录应当至少保存三年。", "三年", "个人信息保护影响评估报告需要保存多长时间？") \
+        == "supports"

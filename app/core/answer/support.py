@@ -46,7 +46,8 @@ FIGURE_ABOUT_TERMS = 2  # the same when all the quote backs is a figure ("15 day
 _GENERIC = frozenset("""party parties agreement contract document customer provider supplier vendor company
 section clause term terms may must shall will does what which when how who whom where this that under
 time long much many soon once before after over against get give
-合同 协议 双方 当事人 规定 条款 法律 本法 一方 甲方 乙方""".split())
+合同 协议 双方 当事人 规定 条款 法律 本法 一方 甲方 乙方 没有 行使 时间 权利 可以 应当 是否 什么 多长 多少
+哪些 如果 以及 期间""".split())
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _WORD_NUMBER = {w: str(i) for i, w in enumerate(
