@@ -257,3 +257,11 @@ def test_a_right_answer_is_rescued_by_the_sentence_beside_a_card_the_model_read(
     assert judged.status == verdict.ANSWER and judged.citations[0].quote == beside.quote
     assert judged.citations[0].note == verdict.RESCUED_CONTEXT
     assert verdict.judge("六个月", [wrong], q, shown, False, lambda: []).status == verdict.NOT_BACKED
+
+
+def test_no_rescue_across_languages():
+    """An English answer is not rescued by a Chinese article that merely shares its figure."""
+    q = "During probation, how many days' notice must an employee give to terminate the labor contract?"
+    employer = _Card("第四十条有下列情形之一的，用人单位提前三十日以书面形式通知劳动者本人或者额外支付劳动者一个月工资后，可以解除劳动合同:")
+    judged = verdict.judge("30 days", [], q, _Evidence([employer]), False, lambda: [employer.citation()])
+    assert judged.status == verdict.NOT_BACKED and not judged.citations

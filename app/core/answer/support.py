@@ -116,12 +116,12 @@ def about_terms(question: str, quote: str) -> int | None:
     """How many of the question's key terms the quote holds; None when there is nothing to
     count (the question has none, or it is in the other language than the quote)."""
     terms = [t for t in _terms(question) if t.casefold() not in _GENERIC]
-    if not terms or _across(question, quote):
+    if not terms or across(question, quote):
         return None
     return round(_share(terms, quote) * len(terms))
 
 
-def _across(question: str, quote: str) -> bool:
+def across(question: str, quote: str) -> bool:
     """A question in one language about a quote in the other: no shared words to count."""
     return (cjk_count(question) > len(question) // 4) != (cjk_count(quote) > len(quote) // 4)
 

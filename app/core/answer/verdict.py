@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from app.core import textnorm
 from app.core.answer import prompts
 from app.core.answer.citations import Citation
-from app.core.answer.support import supports
+from app.core.answer.support import across, supports
 
 ANSWER = "answer"              # the model's answer leads: a cited (or rescued) card backs it
 NOT_BACKED = "not_backed"      # the evidence leads; the model's text sits under it, not backed
@@ -100,19 +100,22 @@ def _backed(citations: list[Citation]) -> bool:
 def _rescued(text: str, citations: list[Citation], question: str, evidence, context=None) -> list[Citation]:
     """The citations with the first shown card that backs the answer put first, when one does
     and none of the answer's own citations contradicts it; else the first sentence around the
-    cards (what the model read with them) that does."""
+    cards (what the model read with them) that does. Never across languages: there only a
+    shared figure could back it, and the English follow-up "30 days" (the law: 3 days) was
+    rescued by a Chinese article on the employer's 30 days' notice."""
     if any(c.support == "contradicts" for c in citations if c.verified):
         return citations
     cited = {(c.doc_id, c.page, c.quote) for c in citations}
     for card in evidence.cards:
-        if (card.doc_id, card.page, card.quote) in cited:
+        if (card.doc_id, card.page, card.quote) in cited or across(question, card.quote):
             continue
         if supports(card.quote, text, question) == "supports":
             rescue = replace(card.citation(), support="supports",
                              note="; ".join(filter(None, [card.clause, RESCUED])))
             return [rescue] + list(citations)
     for cit in context() if context is not None else ():
-        if (cit.doc_id, cit.page, cit.quote) not in cited and supports(cit.quote, text, question) == "supports":
+        if (cit.doc_id, cit.page, cit.quote) not in cited and not across(question, cit.quote) \
+                and supports(cit.quote, text, question) == "supports":
             return [replace(cit, support="supports", note=RESCUED_CONTEXT)] + list(citations)
     return citations
 
