@@ -256,7 +256,7 @@ def test_a_right_answer_is_rescued_by_the_sentence_beside_a_card_the_model_read(
     judged = verdict.judge("六个月", [wrong], q, shown, False, lambda: [beside])
     assert judged.status == verdict.ANSWER and judged.citations[0].quote == beside.quote
     assert judged.citations[0].note == verdict.RESCUED_CONTEXT
-    assert verdict.judge("六个月", [wrong], q, shown, False, lambda: []).status == verdict.NOT_BACKED
+    assert verdict.judge("六个月", [wrong], q, shown, False, lambda: []).status != verdict.ANSWER
 
 
 def test_no_rescue_across_languages():
@@ -265,3 +265,16 @@ def test_no_rescue_across_languages():
     employer = _Card("第四十条有下列情形之一的，用人单位提前三十日以书面形式通知劳动者本人或者额外支付劳动者一个月工资后，可以解除劳动合同:")
     judged = verdict.judge("30 days", [], q, _Evidence([employer]), False, lambda: [employer.citation()])
     assert judged.status == verdict.NOT_BACKED and not judged.citations
+
+
+def test_figures_found_in_nothing_the_model_read_are_not_addressed():
+    """An unanswerable question the 1.5B model answered anyway ("AES-256"): its figure is in no
+    card and no sentence it read, so the documents do not appear to address it; a wrong figure
+    that the cards do hold ("30 days" where they say 15 and 30) stays "not backed"."""
+    q = "Which encryption algorithm and key length does the DPA require for data at rest?"
+    shown = _Evidence([_Card("Provider will implement appropriate technical and organizational measures.")])
+    judged = verdict.judge("The DPA requires AES-256 encryption for data at rest.", [], q, shown, False, lambda: [])
+    assert judged.status == verdict.NOT_ADDRESSED and verdict.INVENTED in judged.warnings
+    q2 = "How long does the customer have to review a deliverable?"
+    both = _Evidence([_Card(REVIEW), _Card(TERMINATE, 4)])
+    assert verdict.judge("30 days.", [], q2, both, False, lambda: []).status == verdict.NOT_BACKED

@@ -7,7 +7,8 @@ passages.
 - A right answer that cited the wrong card is rescued by the shown card that does carry its
   facts: that card is put first, marked as such, and backs the answer.
 - The model saying the documents do not state it, or the evidence's own "not addressed" with
-  nothing backing the model's text, is said as "not addressed".
+  nothing backing the model's text, or an unbacked answer whose figures are in none of the
+  passages the model read, is said as "not addressed".
 - The model repeating its instructions (a small model's echo of the system prompt) is never an
   answer: its text is dropped and the user told why.
 """
@@ -19,7 +20,7 @@ from dataclasses import dataclass, replace
 from app.core import textnorm
 from app.core.answer import prompts
 from app.core.answer.citations import Citation
-from app.core.answer.support import across, supports
+from app.core.answer.support import across, numbers, supports
 
 ANSWER = "answer"              # the model's answer leads: a cited (or rescued) card backs it
 NOT_BACKED = "not_backed"      # the evidence leads; the model's text sits under it, not backed
@@ -29,6 +30,7 @@ RESCUED = "the card that states the answer (the model cited another)"
 RESCUED_CONTEXT = "the sentence beside a card that states the answer (the model cited another)"
 ECHO_WORDS = 6                 # a run of this many words of the instructions in an answer is an echo
 ECHO_CJK = 10                  # the same in Chinese characters
+INVENTED = "The model's figures are in none of the passages it read: they do not come from the documents."
 ECHO_WARNING = "The model repeated its instructions instead of answering; that text is not shown."
 PROMPT_PARTS = ("system", "question_en", "question_zh", "question_cards_en", "question_cards_zh",
                 "context_cards", "context_retrieval", "context_more", "context_whole")
@@ -70,7 +72,20 @@ def judge(text: str, citations: list[Citation], question: str, evidence, said_no
         return Verdict(text, citations, ANSWER, warnings)
     if said_not_stated or not evidence.addressed or not evidence.cards:
         return Verdict(text, citations, NOT_ADDRESSED, warnings)
+    if _invented(text, question, evidence, context):
+        return Verdict(text, citations, NOT_ADDRESSED, warnings + [INVENTED])
     return Verdict(text, citations, NOT_BACKED, warnings)
+
+
+def _invented(text: str, question: str, evidence, context=None) -> bool:
+    """The answer states figures that none of the passages the model read holds ("AES-256" for
+    a DPA that names no algorithm, "5%" for a stamp duty the code never mentions): it did not
+    come from the documents."""
+    figures = numbers(text) - numbers(question)
+    if not figures:
+        return False
+    read = [c.quote for c in evidence.cards] + [c.quote for c in (context() if context is not None else ())]
+    return not any(figures & numbers(quote) for quote in read)
 
 
 _SAYS_NOTHING = re.compile(r"\b(?:does|do|did)\s+not\s+(?:say|state|specify|mention|address|set)|\bnot\s+"
