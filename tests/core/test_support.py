@@ -84,3 +84,12 @@ def test_a_chinese_quote_about_another_right_does_not_back_a_bare_figure():
     assert supports("自债务人的行为发生之日起五年内没有行使撤销权的，该撤销权消灭。", "五年", q) == "unclear"
     assert supports("个人信息保护影响评估报告和处理情况记录应当至少保存三年。", "三年", "个人信息保护影响评估报告需要保存多长时间？") \
         == "supports"
+
+
+def test_a_clause_number_opening_a_quote_is_not_a_figure():
+    """"2.35. “SOW” means …" contradicted a right "30 days' notice" answer by its clause number."""
+    assert numbers("2.35. “SOW” means an order") == set() and numbers("12. Governing Law") == set()
+    assert numbers("30 days' notice.") == {"30"} and numbers("1.5% per month") == {"1.5"}
+    q = "May the customer walk away from a statement of work without cause, and on how much notice?"
+    assert supports("2.35. “SOW” means an order or other statement of work for Services that is executed by the "
+                    "parties and references this Agreement.", "On 30 days' notice to Provider.", q) == "unclear"

@@ -59,6 +59,8 @@ _WORD_NUMBER_RE = re.compile(r"\b(?:" + "|".join(sorted(_WORD_NUMBER, key=len, r
 # Section references are where a figure is, not the figure: "Section 5.2(b)", "第五百零六条".
 _REFERENCE = re.compile(r"(?:sections?|clauses?|articles?|§|paragraphs?|annex|schedule|exhibit)\s*"
                         r"\d+(?:\.\d+)*(?:\s*\([a-z0-9]+\))*|第[零〇一二两三四五六七八九十百千\d]+[条款项章节编]", re.I)
+# A clause's own number at the start of a quote ("2.35. “SOW” means …", "12. Governing Law"): not a figure.
+_LEADING_NUMBER = re.compile(r"^\s*\d+(?:\.\d+)*\.\s+(?=[\"“'(a-z])", re.I)
 _NEG_EN = re.compile(r"\b(?:not|no|never|none|nothing|neither|nor|cannot|without|exclude[sd]?)\b|n't\b", re.I)
 _NEG_ZH = re.compile(r"不|没有|无|未|非|禁止")
 _YES = re.compile(r"^\s*(?:yes\b|是的|是。|可以|能|有权|应当|会)", re.I)
@@ -70,7 +72,7 @@ _NOTHING_OWED = re.compile(r"\b(?:owes?|pay|pays|payable|due)\s+(?:nothing|no\b|
 def numbers(text: str) -> set[str]:
     """Figures in a text, normalised ("1,850.00" → "1850", "three" → "3", "二十" → "20");
     section references ("Section 5.2", "第五百零六条") are left out."""
-    text = _REFERENCE.sub(" ", normalize(text))
+    text = _REFERENCE.sub(" ", _LEADING_NUMBER.sub(" ", normalize(text)))
     out = set()
     for m in _NUMBER.finditer(text):
         try:
