@@ -30,7 +30,6 @@ from app.core.answer.progress import Reading
 from app.core.answer.refs import RETRIEVAL_PAGES, DocRef, ranked_hits  # noqa: F401 (qa.DocRef, qa.ranked_hits)
 from app.core.answer.values import Answer, ContextInfo, Timing, Usage
 from app.core.documents import tables
-from app.core.documents import doc_locks
 from app.core.failures import BadInput
 from app.core.search import evidence as search_evidence
 
@@ -304,14 +303,13 @@ def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context
     listen = Listeners(on_delta, on_reading, on_progress, cancel)
     asked = time.perf_counter()
     conv = conversation if conversation is not None else Conversation()
-    # a removal of one of these documents waits for this answer (issue 32)
-    with doc_locks.in_use(library, [r.doc_id for r in refs]):
-        plan = choose_context(library, refs, question, client, context_tokens, conv, options, listen, evidence)
-        prompt = build_prompt(library, refs, question, client, conv, plan, options)
-        if listen.on_reading:
-            listen.on_reading(prompt.reading)
-        reply = generate(client, question, conv, prompt, options, listen, asked)
-        return verify(library, refs, question, conv, prompt, reply, evidence)
+    # the caller (app.service) holds the documents' locks: a removal waits for this answer
+    plan = choose_context(library, refs, question, client, context_tokens, conv, options, listen, evidence)
+    prompt = build_prompt(library, refs, question, client, conv, plan, options)
+    if listen.on_reading:
+        listen.on_reading(prompt.reading)
+    reply = generate(client, question, conv, prompt, options, listen, asked)
+    return verify(library, refs, question, conv, prompt, reply, evidence)
 
 
 def choose_context(library, refs: list[DocRef], question: str, client: ChatBackend, context_tokens: int,
