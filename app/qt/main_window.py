@@ -396,7 +396,7 @@ class MainWindow(QMainWindow):
         line, reasons = plan_summary(plan)
         self.status.set_plan(line, reasons)
         self.start_page.set_plan(plan)
-        self.poller.runtime = self.engine.service
+        self.poller.service = self.engine.service
         self._update_notices()
         self._sync_chat()
         self._prepare_engine()

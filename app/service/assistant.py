@@ -11,6 +11,7 @@ import logging
 import threading
 import time
 from concurrent.futures import Future
+from functools import lru_cache
 from typing import Callable, Iterator
 
 from app.core import cpu_work
@@ -114,9 +115,29 @@ class Assistant:
     def engine_info(self):
         return self._runtime.engine_info()
 
+    @property
+    def runtime(self):
+        """The engine runtime this service drives (None when stopped): for tests and diagnostics."""
+        return self._runtime
+
     def metrics(self) -> dict:
-        """The engine's live readings (KV cache, speeds), by protocol name."""
-        return self._runtime.metrics() if self._runtime is not None else {}
+        """The engine's raw /metrics, by the engine's own names."""
+        return dict(self._runtime.metrics() or {}) if self._runtime is not None else {}
+
+    def engine_readings(self) -> dict:
+        """The engine's numbers as a window shows them: its raw metrics plus `kv_cache_share`
+        (0..1, any engine) and `kv_cache_bytes` (where the engine reports cells: our worker)."""
+        from app.worker import protocol
+        from app.worker.client import kv_cache_usage
+        metrics = self.metrics()
+        share = kv_cache_usage(metrics)
+        if share is not None:
+            metrics["kv_cache_share"] = share
+        cells, plan = metrics.get(protocol.KV_CACHE_USED_CELLS), self.plan
+        per_token = _kv_per_token(getattr(plan, "model_id", "")) if cells is not None and plan is not None else 0
+        if per_token:
+            metrics["kv_cache_bytes"] = cells * per_token
+        return metrics
 
     def _require(self):
         if self._runtime is None:
@@ -279,6 +300,15 @@ class Assistant:
         from app.core.compare.summary import model_prompt, model_row
         answer = self.ask(refs, model_prompt(table), mode="retrieval", evidence=table.evidence())
         return model_row(answer)
+
+
+@lru_cache(maxsize=8)
+def _kv_per_token(model_id: str) -> int:
+    try:
+        from app.core.models import catalogue as models
+        return models.load_catalogue().get(model_id).kv_bytes_per_token()
+    except Exception:  # noqa: BLE001 - a gauge detail, never an error
+        return 0
 
 
 def _stored_json(data: dict) -> str:

@@ -32,7 +32,9 @@ def test_long_document_is_flagged_with_this_machines_plan(qtbot, window, tmp_pat
                    check=True, capture_output=True)
     info = open_and_wait(qtbot, window, big, timeout=180_000)
     assert info.page_count == 300
-    window.engine.plan = planner.make_plan(hardware.probe(), models.load_catalogue(), available=models.is_available)
+    from tests.support.planned import planned_service
+    window.engine.service = planned_service(
+        planner.make_plan(hardware.probe(), models.load_catalogue(), available=models.is_available))
     window._update_notices()
     context = window.engine.context_tokens()
     qtbot.waitUntil(lambda: "most relevant passages" in window.pane_a.notice.text(), timeout=30_000)
