@@ -63,15 +63,18 @@ class Assistant:
     def _new_runtime(self):
         if self._factory is not None:
             return self._factory(self._status)
+        from app.core import settings
         from app.worker.runtime import EngineRuntime
-        return EngineRuntime(model_id=self.model_id, on_status=self._status, threads=self.threads)
+        return EngineRuntime(on_status=self._status, threads=self.threads, settings=settings.load)
 
     def start(self, closing: threading.Event | None = None):
         """Plan for this machine and start the engine (probe → plan → launch → measure); the
         plan that runs. `closing` set meanwhile (a window closed while it loaded): stopped again."""
+        from app.service.planning import plan_start
         if self._runtime is None:
             self._runtime = self._new_runtime()
-        self._runtime.start()
+        start = plan_start(self.model_id)
+        self._runtime.start(start.plan, start.switch_for, start.connected)
         if closing is not None and closing.is_set():
             self.stop()
             raise RuntimeError("the window closed while the engine was starting")

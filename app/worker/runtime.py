@@ -34,6 +34,12 @@ CALIBRATION_TEXT = ("The parties agree that the terms of this agreement apply to
                     "under it, unless an order states otherwise in writing.")
 
 
+def _saved_settings():
+    """The settings as saved (the Assistant gives its own source; tests and benchmarks use this)."""
+    from app.core import settings
+    return settings.load()
+
+
 def planner_line(plan) -> str:
     from app.core.plan import planner
     return planner.explain(plan)
@@ -88,10 +94,10 @@ def _writing_told(on_writing, on_delta, on_progress):
 
 
 class EngineRuntime:
-    def __init__(self, model_id: str | None = None, on_status: StatusCallback | None = None,
-                 threads: int | None = None, launcher: Launcher | None = None):
-        self.model_id = model_id
+    def __init__(self, on_status: StatusCallback | None = None, threads: int | None = None,
+                 launcher: Launcher | None = None, settings: Callable[[], object] | None = None):
         self.on_status = on_status
+        self._settings = settings or _saved_settings
         self.engine = Engine(on_status=self._status, launcher=launcher)
         self.memory = ReadingMemory()
         self._lock = threading.Lock()
@@ -115,36 +121,21 @@ class EngineRuntime:
         if self.on_status:
             self.on_status(state, detail)
 
-    def start(self, plan=None) -> None:
-        """Plan for this machine (or take `plan`) and start it, stepping down the ladder when a
-        start fails; then measure this model's speed here once."""
-        from app.core.models import catalogue as models
-        from app.core.plan import hardware, planner
-        from app.core.plan.history import PlanHistory
-        from app.worker import remote
-        from app.worker.downgrade import DowngradeSwitch
-
-        endpoint = remote.endpoint_from_settings() if plan is None else None
-        if endpoint is not None:     # a team's server (settings engine = remote): nothing to start here
-            plan, client = remote.plan_for(endpoint, models.load_catalogue())
-            self.engine.start(plan, connected=client)
-            self.engine.status("ready", planner.explain(plan))
+    def start(self, plan, switch_for=None, connected=None) -> None:
+        """Start `plan` (made by the caller: app.service.planning), stepping down the ladder when
+        a start fails and `switch_for(launch, on_step)` gives the switch that does; then measure
+        this model's speed here once. `connected`: a team server's client (nothing starts here)."""
+        if connected is not None:
+            self.engine.start(plan, connected=connected)
+            self.engine.status("ready", planner_line(plan))
             return
         switch = None
-        if plan is None:
-            hw = hardware.probe()
-            cat = models.load_catalogue()
-            history = PlanHistory()
-            plan = planner.make_plan(hw, cat, prefer_model=self.model_id, available=models.is_available,
-                                     history=history)
-            plan = remote.capped(plan)      # the user's context cap (settings context_cap)
-            switch = DowngradeSwitch(hw, cat, start_fn=self.engine.launch, history=history,
-                                     probe=hardware.probe, available=models.is_available,
-                                     on_step=lambda text: self.engine.status("downgrade", text))
-        self.engine.status("planning", planner.explain(plan))
+        if switch_for is not None:
+            switch = switch_for(self.engine.launch, lambda text: self.engine.status("downgrade", text))
+        self.engine.status("planning", planner_line(plan))
         with self._measuring(plan):
             running = self.engine.start(plan, switch, options_for=self._launch_options)
-            self.engine.status("ready", planner.explain(running))
+            self.engine.status("ready", planner_line(running))
             self.calibrate()
 
     def _measuring(self, plan):
@@ -249,8 +240,7 @@ class EngineRuntime:
         """Whether the model first picks the best retrieved page (qa.ask's `rerank`): the
         setting, off unless the user turns it on (the models measured, 135M and 1.5B, chose
         worse than retrieval's order: app/core/answer/rerank.py)."""
-        from app.core import settings
-        return settings.load().rerank == "on"
+        return self._settings().rerank == "on"
 
     # --- time budget ------------------------------------------------------------------------------
     def speed_key(self) -> str:
@@ -265,13 +255,11 @@ class EngineRuntime:
         """Threads for llama.cpp: the caller's, else the setting (0 = the worker's own choice)."""
         if self.threads:
             return self.threads
-        from app.core import settings
-        return settings.load().threads or None
+        return self._settings().threads or None
 
     def target_s(self) -> float:
         """The first-token target: the CPU's or the GPU's setting."""
-        from app.core import settings
-        return settings.load().first_token_budget(self.engine.adapter.on_gpu(self.plan))
+        return self._settings().first_token_budget(self.engine.adapter.on_gpu(self.plan))
 
     def calibrate(self) -> float | None:
         """This model's prefill speed here, measured once, so even the first question is

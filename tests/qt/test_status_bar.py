@@ -26,7 +26,7 @@ class EngineWithMetrics:
     def __init__(self, metrics: dict):
         self._metrics = metrics
 
-    def start(self) -> None:
+    def start(self, *planned) -> None:
         pass
 
     def stop(self) -> None:

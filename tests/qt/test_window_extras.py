@@ -59,7 +59,7 @@ def test_engine_start_failure_shows_one_line_and_the_log_tail(qtbot, window):
         def __init__(self, on_status):
             self.on_status = on_status
 
-        def start(self):
+        def start(self, *planned):
             self.on_status("loading", "loading weights")
             raise OutOfMemory("out of memory while loading the model (needs 9.1 GB, 7.8 GB free)",
                               tail=["llama_model_load: loading tensors", "ggml_backend: failed to allocate 9.1 GB"])

@@ -10,7 +10,7 @@ class PlannedRuntime:
     def __init__(self, plan, on_status=None):
         self.plan = plan
 
-    def start(self) -> None:
+    def start(self, *planned) -> None:          # keeps its own plan
         pass
 
     def stop(self) -> None:

@@ -152,9 +152,10 @@ def vllm_kernels(vllm_py) -> dict:
 def runtime(monkeypatch):
     from app.core.answer import qa
     from app.worker.runtime import EngineRuntime
+    from app.service.planning import start_planned
     monkeypatch.setattr(qa, "ANSWER_TOKENS", 24)       # mechanics: short answers keep it quick
     rt = EngineRuntime(threads=2)
-    rt.start()
+    start_planned(rt)
     yield rt
     rt.stop()
 
