@@ -59,5 +59,15 @@ def test_a_reading_is_cut_when_more_urgent_work_waits_and_the_lower_rank_waits_i
 
 def test_a_turn_nests_in_its_own_thread():
     s = cpu_work.CpuWork()
-    with s.turn("OCR"), s.turn("table detection"):   # OCR inside an ingestion: no self-deadlock
-        pass
+    entered: list[str] = []
+
+    def nest() -> None:
+        with s.turn("OCR"), s.turn("table detection"):   # OCR inside an ingestion: no self-deadlock
+            entered.append("both")
+    holder = threading.Thread(target=nest, daemon=True)
+    holder.start()
+    holder.join(timeout=5)
+    assert entered == ["both"] and not holder.is_alive()
+    with s.turn("search vectors"):                     # both turns given back: the next job goes at once
+        entered.append("next")
+    assert entered == ["both", "next"]
