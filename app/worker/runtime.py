@@ -230,11 +230,11 @@ class EngineRuntime:
             if on_reading:
                 on_reading(r)
 
-        return qa.ask(library, refs, question, line, self.plan.max_model_len,
-                      on_delta=on_delta, cancel=cancel, mode=mode, prefill_tps=self.memory.budget_tps(self.speed_key()),
-                      cached=self.memory.was_read(model, doc_ids), conversation=conversation,
-                      target_s=self.target_s(), on_reading=reading, on_progress=on_progress,
-                      rerank=self.reranks(), evidence=evidence, cut_passages=self.engine.adapter.cuts_passages)
+        options = qa.AskOptions(mode=mode, prefill_tps=self.memory.budget_tps(self.speed_key()),
+                                cached=self.memory.was_read(model, doc_ids), target_s=self.target_s(),
+                                rerank=self.reranks(), cut_passages=self.engine.adapter.cuts_passages)
+        return qa.ask(qa.Question(library, refs, question, self.plan.max_model_len, conversation, evidence),
+                      line, options, qa.Listeners(on_delta, reading, on_progress, cancel))
 
     def reranks(self) -> bool:
         """Whether the model first picks the best retrieved page (qa.ask's `rerank`): the
