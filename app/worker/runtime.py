@@ -13,6 +13,7 @@ import time
 from typing import Callable
 
 from app.core import cpu_work
+from app.core.cancel import Cancel
 from app.core.answer import prompts, qa
 from app.core.answer.conversation import Conversation
 from app.core.answer.progress import DoesNotFit, WritingClock
@@ -107,6 +108,7 @@ class EngineRuntime:
         self._preempt = threading.Event()        # set while a question waits for or holds the engine
         self._questions_done = threading.Event()
         self._questions_done.set()
+        self._cuts: set[threading.Event] = set()   # the background readings' cut flags, under _waiting_lock
 
     @property
     def plan(self):
@@ -308,6 +310,8 @@ class EngineRuntime:
             self._questions_waiting += 1
             self._preempt.set()
             self._questions_done.clear()
+            for cut in self._cuts:             # a background reading under way stops at its next slice
+                cut.set()
         try:
             with cpu_work.scheduler.foreground("answering"), self._lock:
                 yield
@@ -339,7 +343,6 @@ class EngineRuntime:
                 from app.worker.errors import Cancelled
                 raise Cancelled("reading cancelled")
             self._questions_done.wait()             # a question first
-            cut = threading.Event()
             # one turn of the CPU scheduler per attempt: no search vectors or OCR beside it, and
             # it is cut when a question or a more urgent job (a document being opened) waits
             with cpu_work.scheduler.turn(READING_JOB, cancel.is_set if cancel is not None else None):
@@ -348,28 +351,42 @@ class EngineRuntime:
                 with self._lock:
                     if self._preempt.is_set():
                         continue
-                    watcher = threading.Thread(target=self._cut_when, args=(cut, cancel), daemon=True)
-                    watcher.start()
-                    try:
-                        self.engine.chat(msgs, max_tokens=1, cancel=cut, on_progress=on_progress,
-                                         stall_s=self.engine.adapter.reading_stall_s())
-                        break
-                    except Exception:  # noqa: BLE001 - pre-empted (or cancelled): try again after
-                        if not cut.is_set():
-                            raise
-                    finally:
-                        cut.set()
+                    cut = threading.Event()
+                    with self._cut_when_asked(cut, cancel):
+                        try:
+                            self.engine.chat(msgs, max_tokens=1, cancel=cut, on_progress=on_progress,
+                                             stall_s=self.engine.adapter.reading_stall_s())
+                            break
+                        except Exception:  # noqa: BLE001 - pre-empted (or cancelled): try again after
+                            if not cut.is_set():
+                                raise
         seconds = time.perf_counter() - began
         self.memory.mark_read(model, doc_ids)
         return {"tokens": tokens, "seconds": round(seconds, 2), "cached": True}
 
-    def _cut_when(self, cut: threading.Event, cancel: threading.Event | None) -> None:
-        """Cut the background reading when a question or the user pre-empts it; ends as soon
-        as the reading does (it sets `cut` too)."""
-        while not cut.wait(0.05):
-            if (self._preempt.is_set() or cpu_work.scheduler.should_yield(READING_JOB)
-                    or (cancel is not None and cancel.is_set())):
+    @contextlib.contextmanager
+    def _cut_when_asked(self, cut: threading.Event, cancel: threading.Event | None):
+        """While a background reading runs: `cut` is set the moment a question arrives
+        (_question_first sets every reading's), the CPU scheduler has more urgent work waiting
+        (its change listener) or the user stops it (a linked Cancel; a plain Event is checked
+        at each of the scheduler's changes and when the reading ends)."""
+        def on_change(_line: str = "") -> None:
+            if cpu_work.scheduler.should_yield(READING_JOB) or (cancel is not None and cancel.is_set()):
                 cut.set()
+        with self._waiting_lock:
+            self._cuts.add(cut)
+        unsubscribe = cpu_work.scheduler.subscribe(on_change)
+        unlink = cancel.link(cut) if isinstance(cancel, Cancel) else (lambda: None)
+        try:
+            if self._preempt.is_set():
+                cut.set()
+            on_change()
+            yield
+        finally:
+            unlink()
+            unsubscribe()
+            with self._waiting_lock:
+                self._cuts.discard(cut)
 
     def metrics(self) -> dict:
         return self.engine.metrics()
