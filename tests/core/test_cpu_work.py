@@ -10,7 +10,6 @@ import pytest
 
 from app.core import cpu_work
 from app.core.search import dense
-from app.worker.runtime import EngineRuntime
 
 needs_vectors = pytest.mark.skipif(not dense.available(), reason="no embedding model on this machine")
 
@@ -22,11 +21,10 @@ def test_a_question_pauses_the_search_vectors_and_they_resume_after_it(corpus, l
     stored: list[float] = []
     lines: list[str] = []
     unsubscribe = cpu_work.scheduler.subscribe(lines.append)
-    rt = EngineRuntime()
     worker = threading.Thread(target=lib.embed, args=([doc.id],),
                               kwargs={"progress": lambda done, n: stored.append(time.monotonic())})
     try:
-        with rt._question_first():                 # what ask() holds while a question is answered
+        with cpu_work.scheduler.foreground("answering"):   # what a question holds while it is answered
             began = time.monotonic()
             worker.start()
             time.sleep(1.5)                        # ~10 batches' time on 2 cores
