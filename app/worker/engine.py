@@ -198,8 +198,7 @@ class Engine:
         return sup is not None and sup.exited.wait(seconds)
 
     def exit_status(self) -> str:
-        proc = getattr(self._supervisor, "_proc", None)
-        code = proc.poll() if proc is not None else None
+        code = self._supervisor.exit_code() if self._supervisor is not None else None
         return f"exit code {code}" if code is not None else "killed"
 
     def log_tail(self) -> list[str]:

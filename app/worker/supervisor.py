@@ -79,6 +79,10 @@ class Supervisor:
     def is_alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
+    def exit_code(self) -> int | None:
+        """The child's exit code once it ended (negative: the signal that killed it); None while it runs."""
+        return self._proc.poll() if self._proc is not None else None
+
     def tail(self) -> list[str]:
         with self._lock:
             return list(self._tail)
