@@ -160,12 +160,6 @@ def runtime(monkeypatch):
     rt.stop()
 
 
-def refs_for(lib, path) -> list:
-    """One document, added to the library, as a question's reference."""
-    from app.core.answer import qa
-    return [qa.DocRef(1, lib.add(path).id, str(path))]
-
-
 # --- llama_cpp in-process (tests/support/llama_inproc.py)
 @pytest.fixture(scope="module")
 def model_path():

@@ -7,7 +7,7 @@ import pytest
 from app.core.answer.conversation import Conversation
 from app.worker.runtime import EngineRuntime
 from app.service.planning import start_planned
-from tests.worker.conftest import refs_for
+from tests.support.refs import refs_for
 
 pytestmark = pytest.mark.slow
 
