@@ -270,7 +270,7 @@ class Assistant:
         return self._require().read(self.library, refs, on_progress=on_progress, cancel=cancel)
 
     def review(self, refs, template: str, on_part=None, cancel: threading.Event | None = None,
-               group_pages: int | None = None, force_parts: int | None = None):
+               group_pages: int | None = None, force_parts: bool | None = None):
         """A whole-document task by map-reduce over page groups (app.core.answer.review)."""
         options = {k: v for k, v in (("group_pages", group_pages), ("force_parts", force_parts)) if v is not None}
         return self._require().review(self.library, refs, template, on_part=on_part, cancel=cancel, **options)
