@@ -15,8 +15,9 @@ class EngineState:
 
 @dataclass(frozen=True)
 class PlanChanged:
-    """The plan that runs now (after a start, a restart that stepped down, or a model switch);
-    None once the engine stopped. `line` is the planner's one-line account of it."""
+    """The plan that runs now, after a start or a model switch; None once the engine stopped.
+    `line` is the planner's one-line account of it. A restart that steps down a rung is told
+    as EngineState ("downgrade", then "ready"); `Assistant.plan` is always the live plan."""
     plan: object | None
     line: str = ""
     reasons: tuple[str, ...] = field(default_factory=tuple)
