@@ -193,6 +193,18 @@ class Engine:
         sup = self._supervisor
         return sup is not None and (sup.exited.is_set() or not sup.is_alive())
 
+    def on_end(self, flag: threading.Event) -> Callable[[], None]:
+        """`flag` is set the moment the engine process ends (at once if it has); returns the
+        unlink. A team's server (no process of ours) never ends this way."""
+        sup = self._supervisor
+        link = getattr(getattr(sup, "exited", None), "link", None)
+        if link is None:
+            return lambda: None
+        unlink = link(flag)
+        if not sup.is_alive():          # reaped before the supervisor's watcher said so
+            flag.set()
+        return unlink
+
     def wait_exit(self, seconds: float) -> bool:
         sup = self._supervisor
         return sup is not None and sup.exited.wait(seconds)

@@ -21,6 +21,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Callable
 
+from app.core.cancel import Cancel
 from app.worker import protocol
 from app.worker.errors import StartError, StartTimeout, WorkerExited
 from app.worker.launch import LaunchSpec
@@ -67,8 +68,9 @@ class Supervisor:
         self._last_progress = 0.0
         self._stopping = False
         self._reader: threading.Thread | None = None
-        # set once the running child has ended (death, stop or kill): in-flight requests wait on it
-        self.exited = threading.Event()
+        # set once the running child has ended (death, stop or kill): in-flight requests wait on it,
+        # and the flags linked to it (a request's cut) are set with it
+        self.exited = Cancel()
         self._patterns = [re.compile(p) for p in spec.progress_patterns]
 
     # --- public -------------------------------------------------------------------------------
