@@ -8,6 +8,7 @@ import sys
 import traceback
 
 from app.cli.commands import COMMANDS
+from app.cli.commands.ask import AnswersThenFailure
 from app.cli.logfile import setup_logging
 from app.cli.output import emit
 from app.cli.parser import build_parser, read_password
@@ -43,9 +44,12 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except Exception as exc:  # one line for the user, the traceback goes to the log
         log.error("command %s failed: %s\n%s", command, exc, traceback.format_exc())
+        done = {}
+        if isinstance(exc, AnswersThenFailure):     # the answers finished before it are printed too
+            done, exc = {"answers": exc.answers}, exc.cause
         message = describe(exc)
         if getattr(args, "json", False):
-            print(json.dumps({"error": message, "kind": kind_of(exc).value, "type": type(exc).__name__},
+            print(json.dumps({**done, "error": message, "kind": kind_of(exc).value, "type": type(exc).__name__},
                              ensure_ascii=False))
         print(f"pagewise: error: {message}", file=sys.stderr)
         return 1

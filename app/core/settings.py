@@ -56,15 +56,6 @@ class Settings:
             return self.first_token_budget_s
         return GPU_FIRST_TOKEN_S if on_gpu else CPU_FIRST_TOKEN_S
 
-    # the budget's older two names, read-only (one setting now)
-    @property
-    def ttft_budget_s(self) -> float:
-        return self.first_token_budget(on_gpu=False)
-
-    @property
-    def gpu_ttft_budget_s(self) -> float:
-        return self.first_token_budget(on_gpu=True)
-
 
 KEYS = tuple(f.name for f in fields(Settings))
 

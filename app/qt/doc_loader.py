@@ -10,7 +10,9 @@ BM25 plus the vectors made so far.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
+from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
@@ -20,9 +22,13 @@ from app.core.documents.errors import (
     PasswordRequired,
     WrongPassword,
 )
+from app.core import settings
 from app.qt import workers
 from app.qt.dialogs import PasswordDialog
 from app.qt.pdf_render import PasswordNeeded
+
+
+log = logging.getLogger("pagewise.gui")
 
 
 @dataclass
@@ -67,6 +73,27 @@ def _embed(ctx, library, doc_id: int):
         return 0
 
 
+def _key(path: str) -> str:
+    return str(Path(path).resolve())
+
+
+def remembered_password(path: str) -> str | None:
+    """The password kept in the OS keyring for this file, when the user has remembering on."""
+    try:
+        return settings.remembered_pdf_password(_key(path))
+    except Exception as exc:  # noqa: BLE001 - a keyring that fails costs only the prompt
+        log.info("remembered PDF password not read: %s", exc)
+        return None
+
+
+def remember_password(path: str, password: str) -> None:
+    """Keep a password that opened the file in the OS keyring (only when the setting says so)."""
+    try:
+        settings.remember_pdf_password(_key(path), password)
+    except Exception as exc:  # noqa: BLE001 - not kept: the next opening asks again
+        log.info("PDF password not remembered: %s", exc)
+
+
 class DocumentLoader(QObject):
     sig_indexed = Signal(object, object)
     """A pane's document is in the library: pane, DocumentInfo."""
@@ -89,7 +116,8 @@ class DocumentLoader(QObject):
 
     def open(self, pane, path: str, password: str | None = None) -> None:
         self._stop_vectors(pane)      # the pane's previous document no longer matters
-        password = password if password is not None else self.passwords.get(path)
+        if password is None:
+            password = self.passwords.get(path) or remembered_password(path)
         state = _Opening(path, password)
         self._openings[pane] = state
         if not getattr(pane, "_loader_connected", False):
@@ -148,6 +176,8 @@ class DocumentLoader(QObject):
         self._openings.pop(pane, None)
         if state.password:
             self.passwords[state.path] = state.password
+            if state.ingest_error is None and state.render_error is None:
+                remember_password(state.path, state.password)
         error = state.ingest_error
         if isinstance(error, NoTextLayer) and state.shown:
             self.sig_unsearchable.emit(pane, str(error))

@@ -16,14 +16,6 @@ def level(share: float) -> str:
     return "alarm" if share >= ALARM_AT else "warn" if share >= WARN_AT else "ok"
 
 
-def kv_share(metrics: dict) -> float | None:
-    """KV-cache use (0..1) as the engine reports it (our worker or vLLM), or None."""
-    from app.worker.client import kv_cache_usage
-
-    value = kv_cache_usage(metrics)
-    return None if value is None else max(0.0, min(1.0, value))
-
-
 class MemoryGauge(QWidget):
     """A labelled bar: used/total, coloured at thresholds, with the engine's KV cache inside it."""
 

@@ -6,15 +6,13 @@ second, never on the UI thread: an HTTP call to a busy engine can take a while.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QStatusBar, QWidget
 
 from app.qt import workers
 from app.qt.interface_language import tr
-from app.qt.gauges import MemoryGauge, kv_share
-from app.worker import protocol
+from app.qt.gauges import MemoryGauge
 
 STATE_COLOURS = {"ready": "#3a9d5d", "failed": "#d64541", "dead": "#d64541",
                  "notresponding": "#d99a1e", "downgrade": "#d99a1e", "stopped": "#888888"}
@@ -29,34 +27,12 @@ class Readings:
     metrics: dict = field(default_factory=dict)     # the engine's own numbers
 
 
-def take_readings(ctx, runtime) -> Readings:
+def take_readings(ctx, service) -> Readings:
     """One sample; looked up through the module so tests can inject a GPU we lack."""
     from app.core.plan import hardware
     total, available = hardware._meminfo()
-    metrics = dict(runtime.metrics() or {}) if runtime is not None else {}
-    kv_bytes = _kv_bytes(runtime, metrics)
-    if kv_bytes:
-        metrics["kv_cache_bytes"] = kv_bytes
+    metrics = service.engine_readings() if service is not None else {}
     return Readings(list(hardware.gpu_readings()), total, available, metrics)
-
-
-def _kv_bytes(runtime, metrics: dict) -> float | None:
-    """Bytes of KV cache in use, where the engine reports cells (our llama.cpp worker)."""
-    cells = metrics.get(protocol.KV_CACHE_USED_CELLS)
-    plan = getattr(runtime, "plan", None)
-    if cells is None or plan is None:
-        return None
-    per_token = _kv_per_token(getattr(plan, "model_id", ""))
-    return cells * per_token if per_token else None
-
-
-@lru_cache(maxsize=8)
-def _kv_per_token(model_id: str) -> int:
-    try:
-        from app.core.models import catalogue as models
-        return models.load_catalogue().get(model_id).kv_bytes_per_token()
-    except Exception:  # noqa: BLE001 - a gauge detail, never an error
-        return 0
 
 
 class ReadingsPoller(QObject):
@@ -65,7 +41,7 @@ class ReadingsPoller(QObject):
 
     def __init__(self, interval_ms: int = 1000, parent=None) -> None:
         super().__init__(parent)
-        self.runtime = None
+        self.service = None        # app.service.Assistant: its engine's readings
         self._job = None
         self._timer = QTimer(self, interval=interval_ms, timeout=self.poll)
 
@@ -79,7 +55,7 @@ class ReadingsPoller(QObject):
     def poll(self) -> None:
         if self._job is not None and not self._job.finished:
             return    # a slow sample is still running: skip rather than pile up
-        self._job = workers.run(take_readings, self.runtime, on_done=self.sig_readings.emit,
+        self._job = workers.run(take_readings, self.service, on_done=self.sig_readings.emit,
                                 on_error=lambda exc: None)
 
 
@@ -158,7 +134,7 @@ class StatusBar(QStatusBar):
         self.plan_label.setToolTip(tr(tip))
 
     def update_readings(self, readings: Readings) -> None:
-        kv = kv_share(readings.metrics)
+        kv = readings.metrics.get("kv_cache_share")
         kv_bytes = readings.metrics.get("kv_cache_bytes")
         if readings.gpus:
             self.gpu_note.setText("")

@@ -154,9 +154,15 @@ class ChatClient:
             conn.close()
 
     def models(self) -> list[str]:
-        status, data = self._get(f"{self._prefix}/models", timeout_s=10)
+        return [m.get("id", "") for m in self.model_list()]
+
+    def model_list(self, timeout_s: float = 10) -> list[dict]:
+        """The server's /models entries (id, and max_model_len where vLLM or our worker say it);
+        an HTTP error raised as its WorkerError, a body that is not OpenAI-style JSON as ValueError."""
+        status, data = self._get(f"{self._prefix}/models", timeout_s=timeout_s)
         self._raise_for(status, data)
-        return [m.get("id", "") for m in json.loads(data).get("data", [])]
+        entries = json.loads(data).get("data", [])
+        return [m for m in entries if isinstance(m, dict)]
 
     # --- streaming ----------------------------------------------------------------------------
     def _events(self, resp: http.client.HTTPResponse, cancel, on_progress=None,

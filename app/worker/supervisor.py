@@ -21,6 +21,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Callable
 
+from app.core.cancel import Cancel
 from app.worker import protocol
 from app.worker.errors import StartError, StartTimeout, WorkerExited
 from app.worker.launch import LaunchSpec
@@ -67,8 +68,9 @@ class Supervisor:
         self._last_progress = 0.0
         self._stopping = False
         self._reader: threading.Thread | None = None
-        # set once the running child has ended (death, stop or kill): in-flight requests wait on it
-        self.exited = threading.Event()
+        # set once the running child has ended (death, stop or kill): in-flight requests wait on it,
+        # and the flags linked to it (a request's cut) are set with it
+        self.exited = Cancel()
         self._patterns = [re.compile(p) for p in spec.progress_patterns]
 
     # --- public -------------------------------------------------------------------------------
@@ -78,6 +80,10 @@ class Supervisor:
 
     def is_alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
+
+    def exit_code(self) -> int | None:
+        """The child's exit code once it ended (negative: the signal that killed it); None while it runs."""
+        return self._proc.poll() if self._proc is not None else None
 
     def tail(self) -> list[str]:
         with self._lock:

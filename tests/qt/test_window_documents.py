@@ -196,3 +196,22 @@ def test_closing_the_window_stops_the_vectors_job(qtbot, window, library):
     window.close()
     assert workers.wait_all(10000)                       # stopped between two batches
     assert library.unembedded([info.id]) > 0             # what was done is kept; the rest later
+
+
+def test_a_remembered_password_opens_the_file_again_without_asking(qtbot, window, file_keyring):
+    from app.core import settings
+    settings.set_value("remember_pdf_passwords", "on")
+    path = corpus_path("bad/encrypted-user-password.pdf")
+    with qtbot.waitSignal(window.loader.sig_password_asked, timeout=15000) as asked:
+        window.open_path(str(path))
+    asked.args[0].field.setText(PASSWORD)
+    with qtbot.waitSignal(window.sig_documents_ready, timeout=30000):
+        asked.args[0].accept()
+    assert PASSWORD in file_keyring.path.read_text()       # in the keyring, not the settings file
+    assert PASSWORD not in settings.settings_path().read_text()
+    window.loader.passwords.clear()                         # the next session knows only the keyring
+    asked_again: list = []
+    window.loader.sig_password_asked.connect(asked_again.append)
+    with qtbot.waitSignal(window.sig_documents_ready, timeout=30000):
+        window.open_path(str(path))
+    assert asked_again == [] and window.docs[window.pane_a].page_count > 0

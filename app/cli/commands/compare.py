@@ -7,39 +7,35 @@ import time
 
 from app.cli.documents import add_all, doc_refs, open_library
 from app.errors import UserError
+from app.service import Assistant
 
 
 def run(args):
-    from app.core.compare import compare_clauses, parse_topics
     if len(args.files) != 2:
         raise UserError(f"compare takes two PDF files, not {len(args.files)}")
     asked = time.perf_counter()
     lib = open_library()
     infos = add_all(lib, args.files, args.password, quiet=args.json)
     refs = doc_refs(infos, args.files)
-    topics = parse_topics(", ".join(args.topics) if args.topics else None)
-    table = compare_clauses(lib, refs, topics, started=time.perf_counter())
+    assistant = Assistant(lib, model_id=args.model)
+    table = assistant.compare(refs, ", ".join(args.topics) if args.topics else None, started=time.perf_counter())
     data = table.to_dict()
     data["total_s"] = round(time.perf_counter() - asked, 2)
     if not args.json:
         print(table_text(table), flush=True)
     if args.summary:
-        data["model"] = _model_row(lib, refs, table, args)
+        data["model"] = _model_row(assistant, refs, table)
         if not args.json:
             print(summary_text(data["model"]), flush=True)
     return data, None
 
 
-def _model_row(lib, refs, table, args) -> dict | None:
-    from app.core.compare.summary import model_prompt, model_row
-    from app.worker.runtime import EngineRuntime
-    runtime = EngineRuntime(model_id=args.model, on_status=None)
+def _model_row(assistant, refs, table) -> dict | None:
     try:
-        runtime.start()
-        answer = runtime.ask(lib, refs, model_prompt(table), mode="retrieval", evidence=table.evidence())
+        assistant.start()
+        return assistant.compare_summary(refs, table)
     finally:
-        runtime.stop()
-    return model_row(answer)
+        assistant.stop()
 
 
 def table_text(table) -> str:

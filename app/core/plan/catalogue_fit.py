@@ -92,7 +92,6 @@ def table(hw: Hardware | None = None, catalogue: Catalogue | None = None,
                     "context": m.native_context, "licence": m.licence,
                     "memory_gb": round(v.memory_bytes / GiB, 2), "memory_where": v.memory_where,
                     "fits": v.fits, "fits_words": v.words, "installed": here,
-                    "available": here,          # the older name of "installed"
                     "default": m.id == catalogue.default_id, "recommended": m.id == best,
                     "good_for": m.good_for, "first_answer_s": round(a.seconds, 1) if a else None,
                     "speed": ("measured" if a.measured else "estimated") if a else None,

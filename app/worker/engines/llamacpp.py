@@ -106,9 +106,6 @@ class LlamaCppAdapter(EngineAdapter):
                            model_name=plan.model_id, threads=options.threads,
                            calibrate_tokens=options.calibrate_tokens)
 
-    def classify(self, lines: list[str]) -> errors.StartError | None:
-        return classify(lines)
-
     def repeat_penalty(self, catalogue_penalty: float) -> float:
         return catalogue_penalty
 

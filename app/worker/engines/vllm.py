@@ -276,9 +276,6 @@ class VllmAdapter(EngineAdapter):
     def launch_spec(self, plan: Plan, model_path: Path, options: LaunchOptions) -> LaunchSpec:
         return launch_spec(plan, model_path, served_name=plan.model_id)
 
-    def classify(self, lines: list[str]) -> errors.StartError | None:
-        return classify(lines)
-
     def client(self, spec: LaunchSpec, repeat_penalty: float) -> ChatClient:
         """vLLM has no loop guard of ours inside: the client ends a looping answer string."""
         return ChatClient(spec.base_url, spec.api_key, spec.model_name, repeat_penalty=repeat_penalty,
