@@ -42,14 +42,24 @@ def build_parser() -> argparse.ArgumentParser:
     _add_password(ret)
     ret.add_argument("--json", action="store_true")
 
-    cmp = sub.add_parser("compare", help="two documents' clauses side by side, from the search alone")
-    cmp.add_argument("files", nargs="+", metavar="FILE", help="two PDF files")
+    cmp = sub.add_parser("compare", help="documents' clauses side by side, from the search alone")
+    cmp.add_argument("files", nargs="+", metavar="FILE", help="two PDF files or more")
     cmp.add_argument("--topics", nargs="+", help="topics (default: termination, liability, payment, "
                      "confidentiality, governing law)")
     cmp.add_argument("--summary", action="store_true", help="also ask the model for a summary row")
     cmp.add_argument("--model", help="with --summary: model id from models.toml")
+    cmp.add_argument("--markdown", metavar="FILE", help="also write the table as Markdown")
     _add_password(cmp)
-    cmp.add_argument("--json", action="store_true")
+    out = cmp.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true")
+    out.add_argument("--csv", action="store_true", help="print the table as CSV (one column per document)")
+
+    dif = sub.add_parser("diff", help="what changed between two versions of a document, clause by clause")
+    dif.add_argument("files", nargs="+", metavar="FILE", help="the old version, then the new (PDF files)")
+    dif.add_argument("--markdown", metavar="FILE", help="also write the change list as Markdown")
+    dif.add_argument("--pdf", metavar="FILE", help="also write the change list as a PDF memo")
+    _add_password(dif)
+    dif.add_argument("--json", action="store_true")
 
     idx = sub.add_parser("index", help="ingest PDF files into the library")
     idx.add_argument("files", nargs="+")

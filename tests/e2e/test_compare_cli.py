@@ -46,7 +46,7 @@ def test_compare_text_and_topics(home):  # noqa: F811
 
 
 @pytest.mark.parametrize("args, words", [((CSA,), "two PDF files"),
-                                         ((CSA, CLOUD, CSA), "two PDF files"),
+                                         ((CSA, CLOUD, CSA), "named twice"),
                                          ((CSA, "no/such/file.pdf"), "no/such/file.pdf")])
 def test_compare_bad_input_is_one_line(home, args, words):  # noqa: F811
     res = pagewise("compare", *args, "--json", home=home)

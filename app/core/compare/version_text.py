@@ -1,0 +1,149 @@
+"""A version of a contract as its clauses: every word with its page and PyMuPDF's own rectangle,
+running headers and footers dropped, cut where a clause number opens a line ("12.2.", "Section 5",
+"第五条"). What the redline aligns and diffs; the rectangles are what the window lights up."""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+from app.core.documents.structure import edge_keys, heading_of, running_keys, short_title
+from app.core.textnorm import _unify
+
+Rect = tuple[float, float, float, float]
+# A clause's number, as its first words, never compared as body text (a renumbered clause
+# is not a changed one): "12.2.", "Section", "5", "Article", "VII", "第五条".
+_NUMBER_WORD = re.compile(r"(?i)(?:section|clause|article|§|\d+(?:\.\d+)*\.?|[ivxlcdm]+\.?|第.+条)")
+_DEFINED = re.compile(r"^[\"“]([^\"”]{1,60})[\"”]")
+
+
+@dataclass(frozen=True)
+class Word:
+    text: str            # as printed (a word broken at a line end joined: "Third-" + "Party")
+    norm: str            # what is compared: NFKC (no ligatures), plain quotes and dashes
+    page: int            # 1-based
+    rects: tuple[Rect, ...]
+
+
+@dataclass
+class Clause:
+    key: str             # "12.2" ("" for what comes before the first number)
+    label: str           # as printed: "12.2", "Section 5", "第五条"
+    title: str           # "Consequential Damages Waiver", the defined term of a definition, or ""
+    words: list[Word] = field(default_factory=list)    # the body, the number's own words left out
+    order: int = 0
+
+    @property
+    def pages(self) -> list[int]:
+        return sorted({w.page for w in self.words})
+
+    @property
+    def page(self) -> int:
+        return self.words[0].page if self.words else 0
+
+    @property
+    def text(self) -> str:
+        return " ".join(w.text for w in self.words)
+
+    @property
+    def norms(self) -> list[str]:
+        return [w.norm for w in self.words]
+
+    def name(self) -> str:
+        """ "12.2 Consequential Damages Waiver" (what the change list calls it)."""
+        return " ".join(p for p in (self.label or "(opening)", self.title) if p)
+
+
+def norm_word(text: str) -> str:
+    """NFKC (no ligatures), plain quotes and dashes, and no hyphens: a line end splits
+    "know-how" or "Third-Party" in one layout and not in the other, and a hyphen that stays
+    or goes at a line end cannot be told from one typed or deleted."""
+    plain = _unify(unicodedata.normalize("NFKC", text))
+    return plain.replace("-", "") or plain
+
+
+def read_version(doc) -> list[Clause]:
+    """An open pymupdf.Document → its clauses in reading order."""
+    pages = [_page_lines(page) for page in doc]
+    texts = [[" ".join(w[4] for w in line) for line in lines] for lines in pages]
+    edges = [edge_keys(t) for t in texts]
+    running = running_keys(texts, edges)
+    clauses = [Clause("", "", "")]
+    last: tuple[int, ...] = ()
+    for number, (lines, line_texts, edge) in enumerate(zip(pages, texts, edges), start=1):
+        drop = {i for i, k in edge.items() if k in running}
+        for i, (line, text) in enumerate(zip(lines, line_texts)):
+            if i in drop:
+                continue
+            heading = heading_of(text)
+            if heading is not None and heading.level <= 2 and _follows(heading.key, last):
+                last = _numbers(heading.key) or last
+                clauses.append(Clause(heading.key, heading.label, "", order=len(clauses)))
+                line = _without_number(line)
+            _add_words(clauses[-1], line, number)
+    for clause in clauses:
+        clause.title = _title(clause.text)
+    return [c for c in clauses if c.words or c.key]
+
+
+def _page_lines(page) -> list[list[tuple]]:
+    """The page's words grouped in lines, in the order MuPDF reads them."""
+    lines: dict[tuple[int, int], list[tuple]] = {}
+    for w in page.get_text("words"):
+        lines.setdefault((w[5], w[6]), []).append(w)
+    return list(lines.values())
+
+
+def _without_number(line: list[tuple]) -> list[tuple]:
+    """The line less the clause number's words ("12.2.", "Section 5")."""
+    n = 0
+    while n < min(2, len(line)) and _NUMBER_WORD.fullmatch(line[n][4]):
+        n += 1
+        if any(c.isdigit() for c in line[n - 1][4]) or line[n - 1][4].startswith("第"):
+            break
+    return line[n:]
+
+
+def _add_words(clause: Clause, line: list[tuple], page: int) -> None:
+    words = clause.words
+    for n, (x0, y0, x1, y1, text, *_) in enumerate(line):
+        prev = words[-1] if words else None
+        # a word broken at the previous line's end ("liabil-" / "ity"): one word, two rectangles
+        if n == 0 and prev and prev.page == page and re.search(r"[^\W\d]-$", prev.text) and text[:1].isalpha():
+            joined = prev.text + text
+            words[-1] = Word(joined, norm_word(joined), page, prev.rects + ((x0, y0, x1, y1),))
+        else:
+            words.append(Word(text, norm_word(text), page, ((x0, y0, x1, y1),)))
+
+
+def _numbers(key: str) -> tuple[int, ...]:
+    parts = key.split(".")
+    return tuple(int(p) for p in parts) if all(p.isdigit() for p in parts) else ()
+
+
+def _follows(key: str, last: tuple[int, ...]) -> bool:
+    """A dotted number may open a clause only where it could come next: after 12.1, 12.2 or 13
+    but not 17.5 (a cross-reference "Section 17.5 (Order of Precedence)" wrapped to a line's
+    start). Numbers of other kinds (第五条, Article VII) are taken as found."""
+    nums = _numbers(key)
+    if not nums or not last:
+        return True
+    if nums <= last:
+        return False
+    if nums[0] == last[0]:
+        common = 0
+        while common < min(len(nums), len(last)) and nums[common] == last[common]:
+            common += 1
+        nxt = nums[common] if common < len(nums) else 0
+        prev = last[common] if common < len(last) else 0
+        return nxt - prev <= 3
+    return nums[0] - last[0] <= 2 and all(n <= 3 for n in nums[1:])
+
+
+def _title(text: str) -> str:
+    """A clause's name from its first words: "Payment. Customer will …" → "Payment"; a
+    definition's term: "“Action” means …" → "Action"."""
+    m = _DEFINED.match(text)
+    if m:
+        return m.group(1)
+    return short_title(text[:100]) if len(text) > 0 else ""
