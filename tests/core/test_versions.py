@@ -11,7 +11,7 @@ from app.core.compare.materiality import kinds_of
 from app.core.compare.redline_export import to_markdown, to_pdf, to_text
 from app.core.compare.versions import diff_files
 from tests.support.corpus import corpus_path
-from tests.support.versions_pdf import gold_changes, render_version, renumbered
+from tests.support.versions_pdf import gold_changes, render_version, renumbered, words_in
 
 PAIRS = [("bonterms-psa-v1.0", "bonterms-psa-v1.1"), ("bonterms-psa-v1.1", "bonterms-psa-v1.2"),
          ("bonterms-psa-v1.0", "bonterms-psa-v1.2")]
@@ -69,14 +69,6 @@ def test_renumbered_clauses_are_matched(folder):
     assert {"added", "removed"} <= {p.status for p in redline.pairs}
 
 
-def _words_in(pdf, page: int, rects) -> str:
-    """The page's words whose middle lies in one of the rectangles, in reading order."""
-    with pymupdf.open(pdf) as doc:
-        words = doc[page - 1].get_text("words")
-    return " ".join(w[4] for r in rects for w in words
-                    if pymupdf.Rect(r).contains(pymupdf.Point((w[0] + w[2]) / 2, (w[1] + w[3]) / 2)))
-
-
 def test_deleted_and_inserted_words_lit_on_their_real_pages(folder):
     """Each phrase's rectangles hold exactly its words on its page: the deleted ones on the old
     version, the inserted ones on the new (the publisher's PDF, its own layout)."""
@@ -86,10 +78,10 @@ def test_deleted_and_inserted_words_lit_on_their_real_pages(folder):
     assert changed
     for pair in changed:
         for phrase in pair.deleted:
-            assert _words_in(old_pdf, phrase.page, phrase.rects) == phrase.text, (pair.name(), phrase)
+            assert words_in(old_pdf, phrase.page, phrase.rects) == phrase.text, (pair.name(), phrase)
             assert phrase.page in pair.old.pages
         for phrase in pair.inserted:
-            assert _words_in(new_pdf, phrase.page, phrase.rects) == phrase.text, (pair.name(), phrase)
+            assert words_in(new_pdf, phrase.page, phrase.rects) == phrase.text, (pair.name(), phrase)
             assert phrase.page in pair.new.pages
     taxes = next(p for p in changed if p.new.key == "10.6")
     assert [x.text for x in taxes.deleted] == ["its"] and [x.text for x in taxes.inserted] == ["the"]

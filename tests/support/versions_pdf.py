@@ -132,3 +132,11 @@ def renumbered(old: str, new: str) -> dict[str, str]:
         return {t: keys[0] for t, keys in by_title.items() if len(keys) == 1}
     a, b = titled(old), titled(new)
     return {a[t]: b[t] for t in a if t in b and a[t] != b[t]}
+
+
+def words_in(pdf: Path | str, page: int, rects) -> str:
+    """The page's words whose middle lies in one of the rectangles: what a highlight lights up."""
+    with pymupdf.open(pdf) as doc:
+        words = doc[page - 1].get_text("words")
+    return " ".join(w[4] for r in rects for w in words
+                    if pymupdf.Rect(r).contains(pymupdf.Point((w[0] + w[2]) / 2, (w[1] + w[3]) / 2)))
