@@ -9,6 +9,9 @@ Quality, on real successive versions rendered from their markdown sources
   recall / precision   changed clause numbers against the sources' own change list (each clause's
                        text, markup dropped, compared number by number)
   renumbered           CSA v1 → v2: clauses that kept their heading under a new number, paired
+  Chinese law          慈善法 2016 → 2023: the articles whose words stand nowhere in the other
+                       version (changed, added, repealed) found, on each side; the articles kept
+                       word for word under a new number paired
 Speed: the CSA v1 → v2 pair laid out in a narrow column (about 30 pages each), from the two
 files to the change list (reading both PDFs included), p50 of RUNS alternating with the baseline.
 Targets: recall and precision ≥ 0.95, a 30-page pair in ≤ 2 s on 2 cores.
@@ -27,7 +30,9 @@ import common  # noqa: E402
 import pymupdf  # noqa: E402
 
 from app.core.compare.versions import diff_files  # noqa: E402
-from tests.support.versions_pdf import PAGE, gold_changes, render, render_version, renumbered, source  # noqa: E402
+from app.core.documents.structure import cn_to_int  # noqa: E402
+from tests.support.versions_pdf import (PAGE, gold_changes, render, render_version, renumbered, source,  # noqa: E402
+                                        touched_articles)
 
 PAIRS = [("bonterms-psa-v1.0", "bonterms-psa-v1.1"), ("bonterms-psa-v1.1", "bonterms-psa-v1.2"),
          ("bonterms-psa-v1.0", "bonterms-psa-v1.2")]
@@ -57,8 +62,28 @@ def quality(folder: Path, quick: bool) -> dict:
     paired = {p.old.key: p.new.key for p in redline.pairs if p.old and p.new}
     gold_moves = renumbered(old, new)
     matched = sum(paired.get(k) == v for k, v in gold_moves.items())
+    rows += [] if quick else chinese(folder)
     return {"pairs": rows, "renumbered": {"gold": len(gold_moves), "matched": matched},
             "recall": min(r["recall"] for r in rows), "precision": min(r["precision"] for r in rows)}
+
+
+def chinese(folder: Path) -> list[dict]:
+    old, new = "charity-law-2016", "charity-law-2023"
+    redline = diff_files(render_version(old, folder), render_version(new, folder))
+    gone, fresh, kept = touched_articles(old, new)
+    rows = []
+    for side, statuses, gold in (("old", ("changed", "removed"), gone), ("new", ("changed", "added"), fresh)):
+        found = {getattr(p, side).key for p in redline.pairs if getattr(p, side) is not None
+                 and getattr(p, side).key.isdigit() and p.status in statuses}
+        gold = {str(cn_to_int(a)) for a in gold}
+        hit = len(found & gold)
+        rows.append({"pair": f"{old} → {new} ({side} side, articles)", "gold": len(gold), "found": len(found),
+                     "recall": hit / len(gold), "precision": hit / len(found) if found else 1.0,
+                     "missed": sorted(gold - found), "extra": sorted(found - gold)})
+    paired = {p.old.key: p.new.key for p in redline.pairs if p.old and p.new}
+    moved = sum(paired.get(str(cn_to_int(a))) == str(cn_to_int(b)) for a, b in kept.items())
+    rows[-1]["renumbered"] = f"{moved} of {len(kept)}"
+    return rows
 
 
 def baseline(old: Path, new: Path) -> int:
@@ -103,7 +128,8 @@ def main() -> None:
     for r in q["pairs"]:
         print(f"  {r['pair']:<58} gold {r['gold']:>3}  found {r['found']:>3}  recall {r['recall']:.2f}  "
               f"precision {r['precision']:.2f}" + (f"  missed {r['missed']}" if r["missed"] else "")
-              + (f"  extra {r['extra']}" if r["extra"] else ""))
+              + (f"  extra {r['extra']}" if r["extra"] else "")
+              + (f"  renumbered paired {r['renumbered']}" if r.get("renumbered") else ""))
     print(f"  renumbered (CSA v1 → v2): {q['renumbered']['matched']} of {q['renumbered']['gold']} paired")
     print(f"\nspeed: {s['pages'][0]} + {s['pages'][1]} pages, files → change list p50 {s['p50_s']:.2f} s "
           f"(max {s['max_s']:.2f} s); plain word diff {s['baseline_p50_s']:.2f} s "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
 from pathlib import Path
 
 import pymupdf
@@ -29,6 +30,8 @@ def source(name: str) -> str:
     return explicit_numbers((SOURCES / f"{name}.md").read_text(encoding="utf-8"))
 
 
+_OWNER = {"bonterms": "CC BY 4.0 Bonterms, Inc.", "common": "CC BY 4.0 Common Paper",
+          "charity": "official text, PRC Copyright Law Art. 5"}
 _SPAN = re.compile(r"</?span[^>]*>")
 _TOP = re.compile(r"^(\d+)\.\s+(?:##\s*)?(.*)")
 _SUB = re.compile(r"^ {4}(\d+)\.\s+(.*)")
@@ -58,7 +61,7 @@ def to_html(markdown: str) -> str:
     parts = []
     for line in markdown.splitlines():
         text = plain(line)
-        if not text:
+        if not text or text.startswith("<!--"):
             continue
         if line.startswith("#"):
             parts.append(f"<h2>{html.escape(text.lstrip('# '))}</h2>")
@@ -92,8 +95,7 @@ def render_version(name: str, folder: Path, body: pymupdf.Rect = BODY) -> Path:
     """tests/fixtures/versions/<name>.md → folder/<name>.pdf (made once per folder)."""
     dest = folder / f"{name}.pdf"
     if not dest.exists():
-        owner = "Bonterms, Inc." if name.startswith("bonterms") else "Common Paper"
-        render(source(name), dest, f"{name} · rendered from its markdown source · CC BY 4.0 {owner}", body)
+        render(source(name), dest, f"{name} · rendered from its markdown source · {_OWNER[name.split('-')[0]]}", body)
     return dest
 
 
@@ -140,3 +142,37 @@ def words_in(pdf: Path | str, page: int, rects) -> str:
         words = doc[page - 1].get_text("words")
     return " ".join(w[4] for r in rects for w in words
                     if pymupdf.Rect(r).contains(pymupdf.Point((w[0] + w[2]) / 2, (w[1] + w[3]) / 2)))
+
+
+_ARTICLE = re.compile(r"^第([零一二三四五六七八九十百]+)条\s*")
+
+
+def articles(name: str) -> dict[str, str]:
+    """A Chinese law's articles: 第十七条 → its text, paragraphs and items joined, without spaces
+    and with full-width punctuation as NFKC reads it ("：" and ":" are one character to a reader)."""
+    out: dict[str, str] = {}
+    key = ""
+    for line in source(name).splitlines():
+        text = plain(line)
+        if m := _ARTICLE.match(text):
+            key, text = m.group(1), text[m.end():]
+            out[key] = ""
+        elif text.startswith("#") or text.startswith("<!--"):
+            key = ""                               # a chapter heading ends the article
+            continue
+        if key:
+            out[key] += "".join(unicodedata.normalize("NFKC", text).split())
+    return out
+
+
+def touched_articles(old: str, new: str) -> tuple[set[str], set[str], dict[str, str]]:
+    """The sources' own record of a revision of a law, from the texts alone: the old articles
+    whose words stand nowhere in the new version (changed or repealed), the new ones whose words
+    stand nowhere in the old (changed or added), and the articles kept word for word under a new
+    number (old → new), each by its Chinese numeral."""
+    a, b = articles(old), articles(new)
+    old_texts, new_texts = set(a.values()), set(b.values())
+    by_text = {t: k for k, t in b.items()}
+    moved = {k: by_text[t] for k, t in a.items() if t in new_texts and by_text[t] != k
+             and list(b.values()).count(t) == 1}
+    return ({k for k, t in a.items() if t not in new_texts}, {k for k, t in b.items() if t not in old_texts}, moved)

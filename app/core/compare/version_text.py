@@ -4,16 +4,21 @@ running headers and footers dropped, cut where a clause number opens a line ("12
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, field
 
 from app.core.documents.structure import edge_keys, heading_of, running_keys, short_title
-from app.core.textnorm import _unify
+from app.core.textnorm import CJK_CLASS, drop_cjk_spaces, nfkc
 
 Rect = tuple[float, float, float, float]
 # A clause's number, as its first words, never compared as body text (a renumbered clause
 # is not a changed one): "12.2.", "Section", "5", "Article", "VII", "第五条".
-_NUMBER_WORD = re.compile(r"(?i)(?:section|clause|article|§|\d+(?:\.\d+)*\.?|[ivxlcdm]+\.?|第.+条)")
+_NUMBER = re.compile(r"(?i)\s*(?:(?:section|clause|article|§)\s*)?(?:第\s*[零〇一二三四五六七八九十百千万两\d]+\s*条"
+                     r"|\d+(?:\.\d+)*\.?|[ivxlcdm]+\.?)")
+_CJK = re.compile(f"[{CJK_CLASS}]")
+_CJK_PIECE = re.compile(f"[{CJK_CLASS}]|[^{CJK_CLASS}\\s]+")
+# curly quotes and dashes as plain ones (what a re-typed clause has instead)
+_PLAIN = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2010": "-",
+                        "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2212": "-"})
 _DEFINED = re.compile(r"^[\"“]([^\"”]{1,60})[\"”]")
 
 
@@ -43,7 +48,7 @@ class Clause:
 
     @property
     def text(self) -> str:
-        return " ".join(w.text for w in self.words)
+        return joined(self.words)
 
     @property
     def norms(self) -> list[str]:
@@ -54,11 +59,16 @@ class Clause:
         return " ".join(p for p in (self.label or "(opening)", self.title) if p)
 
 
+def joined(words: list[Word]) -> str:
+    """Words as read: spaces between them, none between Chinese characters."""
+    return drop_cjk_spaces(" ".join(w.text for w in words))
+
+
 def norm_word(text: str) -> str:
     """NFKC (no ligatures), plain quotes and dashes, and no hyphens: a line end splits
     "know-how" or "Third-Party" in one layout and not in the other, and a hyphen that stays
     or goes at a line end cannot be told from one typed or deleted."""
-    plain = _unify(unicodedata.normalize("NFKC", text))
+    plain = nfkc(text).translate(_PLAIN)
     return plain.replace("-", "") or plain
 
 
@@ -79,8 +89,10 @@ def read_version(doc) -> list[Clause]:
             if heading is not None and heading.level <= 2 and _follows(heading.key, last):
                 last = _numbers(heading.key) or last
                 clauses.append(Clause(heading.key, heading.label, "", order=len(clauses)))
-                line = _without_number(line)
-            _add_words(clauses[-1], line, number)
+                _add_words(clauses[-1], line, number)
+                _drop_number(clauses[-1], text)
+            else:
+                _add_words(clauses[-1], line, number)
     for clause in clauses:
         clause.title = _title(clause.text)
     return [c for c in clauses if c.words or c.key]
@@ -94,26 +106,37 @@ def _page_lines(page) -> list[list[tuple]]:
     return list(lines.values())
 
 
-def _without_number(line: list[tuple]) -> list[tuple]:
-    """The line less the clause number's words ("12.2.", "Section 5")."""
-    n = 0
-    while n < min(2, len(line)) and _NUMBER_WORD.fullmatch(line[n][4]):
-        n += 1
-        if any(c.isdigit() for c in line[n - 1][4]) or line[n - 1][4].startswith("第"):
-            break
-    return line[n:]
+def _drop_number(clause: Clause, line: str) -> None:
+    """The clause's first words less its number ("12.2.", "Section 5", the 第五条 of a Chinese
+    line, whose characters are words of their own)."""
+    m = _NUMBER.match(line)
+    left = len("".join(m.group().split())) if m else 0
+    while left > 0 and clause.words and len(clause.words[0].text) <= left:
+        left -= len(clause.words.pop(0).text)
 
 
 def _add_words(clause: Clause, line: list[tuple], page: int) -> None:
     words = clause.words
     for n, (x0, y0, x1, y1, text, *_) in enumerate(line):
         prev = words[-1] if words else None
-        # a word broken at the previous line's end ("liabil-" / "ity"): one word, two rectangles
+        # a word broken at the previous line's end ("Third-" / "Party"): one word, two rectangles
         if n == 0 and prev and prev.page == page and re.search(r"[^\W\d]-$", prev.text) and text[:1].isalpha():
             joined = prev.text + text
             words[-1] = Word(joined, norm_word(joined), page, prev.rects + ((x0, y0, x1, y1),))
+        elif _CJK.search(text):
+            words += _characters(text, (x0, y0, x1, y1), page)
         else:
             words.append(Word(text, norm_word(text), page, ((x0, y0, x1, y1),)))
+
+
+def _characters(text: str, rect: Rect, page: int) -> list[Word]:
+    """Chinese has no spaces: a "word" is a whole run of text, so each Chinese character is
+    compared on its own (a run of other characters, "2007", stays one word); its rectangle
+    its share of the run's width (CJK characters are all as wide)."""
+    x0, y0, x1, y1 = rect
+    step = (x1 - x0) / len(text)
+    return [Word(m.group(), norm_word(m.group()), page, ((x0 + m.start() * step, y0, x0 + m.end() * step, y1),))
+            for m in _CJK_PIECE.finditer(text) if not m.group().isspace()]
 
 
 def _numbers(key: str) -> tuple[int, ...]:

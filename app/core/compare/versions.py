@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.core.compare.materiality import kinds_of
-from app.core.compare.version_text import Clause, Rect, Word, norm_word, read_version
+from app.core.compare.version_text import Clause, Rect, Word, joined, norm_word, read_version
 
-SAME_WORDS = 0.5      # word-set overlap (Dice) above which two clauses are one clause renumbered
-TITLE_WORDS = 0.3     # … enough where their headings agree too
+SAME_WORDS = 0.5      # word-pair overlap (Dice) above which two clauses are one clause renumbered
+TITLE_WORDS = 0.15    # … enough where their headings agree too (a heading found once in each)
 STATUSES = ("changed", "added", "removed", "moved", "unchanged")
 
 
@@ -100,15 +100,17 @@ def diff_versions(old: list[Clause], new: list[Clause], old_path: str = "", new_
     match = align(old, new)
     pairs: list[ClausePair] = []
     matched_old = set(match.values())
-    by_new = {j: i for j, i in match.items()}
     pending_removed = [i for i in range(len(old)) if i not in matched_old]
+    latest = -1             # the furthest old clause paired so far, in the new version's order
     for j, clause in enumerate(new):
-        i = by_new.get(j)
+        i = match.get(j)
         if i is not None:
             # the old version's clauses no longer there that stood before this one
             while pending_removed and pending_removed[0] < i:
                 pairs.append(_removed(old[pending_removed.pop(0)]))
-            pairs.append(compare(old[i], clause, _out_of_order(i, j, match)))
+            # out of order: a clause before it in the new version came after it in the old one
+            pairs.append(compare(old[i], clause, out_of_order=latest > i))
+            latest = max(latest, i)
         else:
             pairs.append(ClausePair("added", None, clause, inserted=_phrases(clause.words),
                                     kinds=kinds_of([], clause.norms)))
@@ -121,18 +123,24 @@ def _removed(clause: Clause) -> ClausePair:
 
 
 def align(old: list[Clause], new: list[Clause]) -> dict[int, int]:
-    """new index → old index: first the same number with the same heading or much the same
-    words; then, among what is left, the same heading; then the most words in common."""
+    """new index → old index: first a clause whose words are all the same and found once in each
+    version (renumbered or not); then the same number with the same heading or much the same
+    words; then, among what is left, the same heading; then the most word pairs in common."""
     match: dict[int, int] = {}
+    texts = [_unique_texts(old), _unique_texts(new)]
+    for text, j in texts[1].items():
+        if text in texts[0]:
+            match[j] = texts[0][text]
+    taken = set(match.values())
     by_key = {c.key: i for i, c in enumerate(old) if c.key or i == 0}
-    sets = [set(c.norms) for c in old], [set(c.norms) for c in new]
+    sets = [_pairs(c) for c in old], [_pairs(c) for c in new]
     for j, clause in enumerate(new):
         i = by_key.get(clause.key)
         # the openings (title, parties, recitals: before the first number) always pair
-        if i is not None and (not clause.key or _same_title(old[i], clause)
-                              or _dice(sets[0][i], sets[1][j]) >= SAME_WORDS):
+        if j not in match and i is not None and i not in taken and (
+                not clause.key or _same_title(old[i], clause) or _dice(sets[0][i], sets[1][j]) >= SAME_WORDS):
             match[j] = i
-    taken = set(match.values())
+            taken.add(i)
     titles: dict[str, list[int]] = {}
     for i, c in enumerate(old):
         if i not in taken and c.title:
@@ -156,6 +164,26 @@ def align(old: list[Clause], new: list[Clause]) -> dict[int, int]:
     return match
 
 
+def _unique_texts(clauses: list[Clause]) -> dict[tuple, int]:
+    """Each clause's words → its index, for the texts found in one clause only."""
+    seen: dict[tuple, int] = {}
+    twice = set()
+    for i, c in enumerate(clauses):
+        text = tuple(c.norms)
+        if text in seen:
+            twice.add(text)
+        seen[text] = i
+    return {t: i for t, i in seen.items() if t not in twice and t}
+
+
+def _pairs(clause: Clause) -> set:
+    """The clause's adjacent word pairs (its words where it has fewer than two): what two
+    versions of one clause share and two clauses of one document do not (Chinese characters
+    alone, each a word here, are common to every article)."""
+    norms = clause.norms
+    return set(zip(norms, norms[1:])) if len(norms) > 1 else set(norms)
+
+
 def _same_title(a: Clause, b: Clause) -> bool:
     return bool(a.title) and _title_key(a) == _title_key(b)
 
@@ -166,13 +194,6 @@ def _title_key(c: Clause) -> str:
 
 def _dice(a: set, b: set) -> float:
     return 2 * len(a & b) / (len(a) + len(b)) if a or b else 1.0
-
-
-def _out_of_order(i: int, j: int, match: dict[int, int]) -> bool:
-    """The pair stands elsewhere among its neighbours: the clause before it in the new version
-    came after it in the old one (a clause moved, not only renumbered)."""
-    before = [match[k] for k in match if k < j]
-    return bool(before) and max(before) > i
 
 
 def compare(old: Clause, new: Clause, out_of_order: bool = False) -> ClausePair:
@@ -216,4 +237,4 @@ def _phrase(words: list[Word]) -> Phrase:
                 last[2], last[1], last[3] = max(last[2], r[2]), min(last[1], r[1]), max(last[3], r[3])
             else:
                 rects.append(list(r))
-    return Phrase(" ".join(w.text for w in words), words[0].page, tuple(tuple(r) for r in rects))
+    return Phrase(joined(words), words[0].page, tuple(tuple(r) for r in rects))
