@@ -15,6 +15,8 @@ def build_parser() -> argparse.ArgumentParser:
     gui.add_argument("--screenshot", help="render the window offscreen to this PNG and exit")
     gui.add_argument("-q", "--question", help="with --screenshot: ask this first")
     gui.add_argument("--compare", action="store_true", help="open two documents side by side")
+    gui.add_argument("--diff", action="store_true", help="compare two versions of a document (old, then new)")
+    gui.add_argument("--change", type=int, default=0, help="with --diff --screenshot: show this change (0 = first)")
 
     ask = sub.add_parser("ask", help="answer a question about PDF files, with verified citations")
     ask.add_argument("files", nargs="+")
