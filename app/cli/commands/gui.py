@@ -19,8 +19,8 @@ def _versions(args):
     """`pagewise gui --diff OLD.pdf NEW.pdf`: the Compare versions window."""
     if len(args.files) != 2:
         raise UserError(f"--diff takes two PDF files (the old version, then the new), not {len(args.files)}")
-    from app.qt.redline_window import run_redline
-    code = run_redline(args.files[0], args.files[1], screenshot=args.screenshot, change=args.change)
+    from app.qt.app import run_versions
+    code = run_versions(args.files[0], args.files[1], screenshot=args.screenshot, change=args.change)
     if code:
         raise UserError(f"the Compare versions window exited with status {code}")
     return None, ""
