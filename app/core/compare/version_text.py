@@ -25,7 +25,7 @@ _DEFINED = re.compile(r"^[\"“]([^\"”]{1,60})[\"”]")
 @dataclass(frozen=True)
 class Word:
     text: str            # as printed (a word broken at a line end joined: "Third-" + "Party")
-    norm: str            # what is compared: NFKC (no ligatures), plain quotes and dashes
+    norm: str            # what is compared (norm_word): no ligatures, plain quotes, no hyphens
     page: int            # 1-based
     rects: tuple[Rect, ...]
 
@@ -36,7 +36,6 @@ class Clause:
     label: str           # as printed: "12.2", "Section 5", "第五条"
     title: str           # "Consequential Damages Waiver", the defined term of a definition, or ""
     words: list[Word] = field(default_factory=list)    # the body, the number's own words left out
-    order: int = 0
 
     @property
     def pages(self) -> list[int]:
@@ -88,7 +87,7 @@ def read_version(doc) -> list[Clause]:
             heading = heading_of(text)
             if heading is not None and heading.level <= 2 and _follows(heading.key, last):
                 last = _numbers(heading.key) or last
-                clauses.append(Clause(heading.key, heading.label, "", order=len(clauses)))
+                clauses.append(Clause(heading.key, heading.label, ""))
                 _add_words(clauses[-1], line, number)
                 _drop_number(clauses[-1], text)
             else:
@@ -121,8 +120,8 @@ def _add_words(clause: Clause, line: list[tuple], page: int) -> None:
         prev = words[-1] if words else None
         # a word broken at the previous line's end ("Third-" / "Party"): one word, two rectangles
         if n == 0 and prev and prev.page == page and re.search(r"[^\W\d]-$", prev.text) and text[:1].isalpha():
-            joined = prev.text + text
-            words[-1] = Word(joined, norm_word(joined), page, prev.rects + ((x0, y0, x1, y1),))
+            whole = prev.text + text
+            words[-1] = Word(whole, norm_word(whole), page, prev.rects + ((x0, y0, x1, y1),))
         elif _CJK.search(text):
             words += _characters(text, (x0, y0, x1, y1), page)
         else:
