@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QApplication, QLabel, QListWidget, QListWidgetItem
 
 from app.core.compare.redline_export import headline, pages_of
 from app.core.compare.versions import ClausePair, Redline
+from app.qt.interface_language import tr
 from app.qt.pdf_pane import PdfPane
 
 SETTLE_MS = 400           # let the pages and their highlights paint before a screenshot
@@ -24,7 +25,7 @@ class RedlineWindow(QWidget):
         super().__init__(parent)
         self.redline = redline
         self.changes = redline.changes()
-        self.setWindowTitle(f"Compare versions — {headline(redline)}")
+        self.setWindowTitle(f"{tr('Compare versions')} — {headline(redline)}")
         self.summary = QLabel(headline(redline), wordWrap=True)
         self.list = QListWidget()
         for pair in self.changes:
@@ -32,7 +33,7 @@ class RedlineWindow(QWidget):
             item.setToolTip(pages_of(pair))
             self.list.addItem(item)
         self.list.currentRowChanged.connect(self.show_change)
-        self.old, self.new = PdfPane(self, "Old version"), PdfPane(self, "New version")
+        self.old, self.new = PdfPane(self, tr("Old version")), PdfPane(self, tr("New version"))
         left = QWidget()
         column = QVBoxLayout(left)
         column.setContentsMargins(6, 6, 6, 6)
@@ -73,6 +74,25 @@ class RedlineWindow(QWidget):
             if not rects and pair.status == "moved":     # renumbered only: light the clause's first line
                 rects = [w.rects[0] for w in clause.words[:12] if w.page == page]
             pane.show_citation(page, rects)
+
+
+def open_versions(window) -> RedlineWindow | None:
+    """The main window's "Compare versions": its left document as the old version, the one
+    side by side on the right as the new; a window of its own beside the main one."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from app.core.compare.versions import diff_files
+    from app.qt.interface_language import tr
+    old, new = window.pane_a.path, window.pane_b.path
+    if not (old and new):
+        QMessageBox.information(window, tr("Compare versions"),
+                                tr("Open the old version on the left and the new one side by side on the right first."))
+        return None
+    redline = RedlineWindow(diff_files(old, new, (window.pane_a.password, window.pane_b.password)))
+    redline.resize(1500, 900)
+    redline.show()
+    window._versions_window = redline          # kept while shown (a parentless window)
+    return redline
 
 
 def _item_text(pair: ClausePair) -> str:

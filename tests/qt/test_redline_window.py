@@ -48,3 +48,25 @@ def test_gui_diff_screenshot(pdfs, tmp_path):
     assert res.returncode == 0, res.stderr
     shot = pymupdf.Pixmap(str(out))
     assert (shot.width, shot.height) == (1600, 950)
+
+
+def test_compare_versions_from_the_main_window(qtbot, window, pdfs, monkeypatch):
+    """File → Compare versions: the left pane's document is the old version, the right one's
+    the new; without two documents open it says what to do and opens nothing."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from tests.qt.conftest import open_and_wait
+    shown = []       # the modal box would wait for a click offscreen: its text is kept instead
+    monkeypatch.setattr(QMessageBox, "information", staticmethod(lambda *a, **k: shown.append(a[2])))
+    window.actions_by_name["compare_versions"].trigger()
+    assert shown and "old version on the left" in shown[0]
+    old, new = pdfs
+    open_and_wait(qtbot, window, old)
+    open_and_wait(qtbot, window, new, window.pane_b)
+    window.actions_by_name["compare_versions"].trigger()
+    versions = window._versions_window
+    qtbot.addWidget(versions)
+    qtbot.waitUntil(lambda: versions.list.currentRow() == 0, timeout=30000)
+    assert versions.redline.old_path == old and versions.redline.new_path == new
+    assert versions.list.count() == 5 and versions.new.view.highlights()
+    versions.close()

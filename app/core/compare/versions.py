@@ -81,12 +81,13 @@ class Redline:
                 "changes": [p.to_dict() for p in self.changes()]}
 
 
-def diff_files(old_path: str | Path, new_path: str | Path, password: str | None = None) -> Redline:
-    """The redline of two PDF files (the old version first)."""
+def diff_files(old_path: str | Path, new_path: str | Path,
+               passwords: tuple[str | None, str | None] = (None, None)) -> Redline:
+    """The redline of two PDF files (the old version first), each with its password if any."""
     import pymupdf
     started = time.perf_counter()
     sides = []
-    for path in (old_path, new_path):
+    for path, password in zip((old_path, new_path), passwords):
         with pymupdf.open(str(path)) as doc:
             if doc.needs_pass and not doc.authenticate(password or ""):
                 raise ValueError(f"{Path(path).name} is encrypted: give its password")
