@@ -87,13 +87,13 @@ def read_version(doc) -> list[Clause]:
             heading = heading_of(text)
             if heading is not None and heading.level <= 2 and _follows(heading.key, last):
                 last = _numbers(heading.key) or last
-                clauses.append(Clause(heading.key, heading.label, ""))
+                clauses.append(Clause(heading.key, heading.label, heading.title))
                 _add_words(clauses[-1], line, number)
                 _drop_number(clauses[-1], text)
             else:
                 _add_words(clauses[-1], line, number)
     for clause in clauses:
-        clause.title = _title(clause.text)
+        clause.title = _title(clause.text, clause.title)
     return [c for c in clauses if c.words or c.key]
 
 
@@ -162,10 +162,11 @@ def _follows(key: str, last: tuple[int, ...]) -> bool:
     return nums[0] - last[0] <= 2 and all(n <= 3 for n in nums[1:])
 
 
-def _title(text: str) -> str:
-    """A clause's name from its first words: "Payment. Customer will …" → "Payment"; a
-    definition's term: "“Action” means …" → "Action"."""
+def _title(text: str, heading: str = "") -> str:
+    """A clause's name: a definition's term ("“Action” means …" → "Action"), else the heading's
+    own words ("11. Insurance" on a line of its own), else its first words up to a stop
+    ("Payment. Customer will …" → "Payment")."""
     m = _DEFINED.match(text)
     if m:
         return m.group(1)
-    return short_title(text[:100]) if len(text) > 0 else ""
+    return heading or short_title(text[:100])
