@@ -138,8 +138,9 @@ def align(old: list[Clause], new: list[Clause]) -> dict[int, int]:
     for j, clause in enumerate(new):
         i = by_key.get(clause.key)
         # the openings (title, parties, recitals: before the first number) always pair
+        # under one number, one version mostly held in the other (a clause grown or cut) will do
         if j not in match and i is not None and i not in taken and (
-                not clause.key or _same_title(old[i], clause) or _dice(sets[0][i], sets[1][j]) >= SAME_WORDS):
+                not clause.key or _same_title(old[i], clause) or _held(sets[0][i], sets[1][j]) >= SAME_WORDS):
             match[j] = i
             taken.add(i)
     titles: dict[str, list[int]] = {}
@@ -191,6 +192,11 @@ def _same_title(a: Clause, b: Clause) -> bool:
 
 def _title_key(c: Clause) -> str:
     return norm_word(c.title).casefold()
+
+
+def _held(a: set, b: set) -> float:
+    """How much of the smaller set the larger holds (1.0: one is inside the other)."""
+    return len(a & b) / min(len(a), len(b)) if a and b else float(a == b)
 
 
 def _dice(a: set, b: set) -> float:
