@@ -113,39 +113,21 @@ def test_a_reworded_sentence_is_not_material():
 
 def test_exports_list_changes_with_both_pages(folder, tmp_path):
     redline = diff_files(render_version("bonterms-psa-v1.1", folder), corpus_path(PUBLISHED))
+    taxes = next(p for p in redline.pairs if p.new.key == "10.6")
+    assert [e.to_dict() for e in taxes.edits] == [{"text": "levies that apply to [-its-] {+the+} Services, whether "
+                                                           "domestic or", "old_page": 8, "new_page": 7}]
     md = to_markdown(redline)
     assert md.startswith("# What changed: bonterms-psa-v1.1.pdf → bonterms-psa-v1.2.pdf")
-    assert "**changed: 10.6 Taxes (old p. " in md and "→ new p. 7)**" in md and "deleted: “its”" in md
+    assert "**changed: 10.6 Taxes (old p. 8 → new p. 7)**" in md
+    assert "old p. 8, new p. 7: “levies that apply to ~~its~~ **the** Services" in md
     assert md.index("6.3 Assigned Deliverables") < md.index("10.6 Taxes")
-    assert "changed: 10.6 Taxes" in to_text(redline)
+    assert "levies that apply to [-its-] {+the+} Services" in to_text(redline)
     pdf = to_pdf(redline, tmp_path / "redline.pdf")
     with pymupdf.open(pdf) as doc:
-        text = " ".join(page.get_text() for page in doc)
-        assert doc.metadata["title"].startswith("What changed") and "10.6 Taxes" in text and "inserted: “the”" in text
+        text = " ".join(" ".join(page.get_text().split()) for page in doc)
+        assert doc.metadata["title"].startswith("What changed") and "10.6 Taxes" in text
+        assert "levies that apply to its the Services" in text
     data = redline.to_dict()
     assert data["counts"]["changed"] == 5 and data["changes"][0]["material"]
     taxes = next(c for c in data["changes"] if c["new"] and c["new"]["clause"] == "10.6")
     assert taxes["inserted"][0]["page"] == 7 and len(taxes["inserted"][0]["rects"][0]) == 4
-
-
-def test_a_revised_chinese_law_article_by_article(folder):
-    """慈善法 2016 → 2023 (112 → 125 articles): the articles whose words are nowhere in the other
-    version are the changed, added or repealed ones; those kept word for word under a new number
-    (第二十七条 → 第二十八条) are paired; the words compared character by character."""
-    old, new = "charity-law-2016", "charity-law-2023"
-    redline = diff_files(render_version(old, folder), render_version(new, folder))
-    gone, fresh, kept = touched_articles(old, new)
-    num = {a: str(cn_to_int(a)) for a in articles(old) | articles(new)}
-
-    def touched(side: str, statuses: tuple[str, ...]) -> set[str]:
-        return {getattr(p, side).key for p in redline.pairs
-                if getattr(p, side) is not None and getattr(p, side).key.isdigit() and p.status in statuses}
-    for found, gold in ((touched("old", ("changed", "removed")), {num[a] for a in gone}),
-                        (touched("new", ("changed", "added")), {num[a] for a in fresh})):
-        recall, precision = _scores(found, gold)
-        assert recall >= 0.95 and precision >= 0.95, (sorted(found - gold), sorted(gold - found))
-    paired = {p.old.key: p.new.key for p in redline.pairs if p.old and p.new}
-    assert len(kept) >= 40 and all(paired.get(num[a]) == num[b] for a, b in kept.items())
-    moved = next(p for p in redline.pairs if p.old and p.old.key == "27")
-    assert moved.status == "moved" and moved.name().startswith("第二十七条 → 第二十八条")
-    assert redline.counts()["added"] >= 10

@@ -32,7 +32,7 @@ def test_diff_json_lists_the_changes_material_first(home, old, tmp_path):  # noq
     taxes = data["changes"][names.index("10.6 Taxes")]
     assert taxes["status"] == "changed" and not taxes["material"]
     assert taxes["deleted"][0]["text"] == "its" and taxes["inserted"][0]["text"] == "the"
-    assert taxes["new"]["page"] == 7
+    assert taxes["new"]["page"] == 7 and taxes["edits"][0]["text"].startswith("levies that apply to [-its-] {+the+}")
     assert words_in(NEW, 7, taxes["inserted"][0]["rects"]) == "the"     # lit on its page
     text = md.read_text(encoding="utf-8")
     assert text.startswith("# What changed: bonterms-psa-v1.1.pdf → bonterms-psa-v1.2.pdf") and "10.6 Taxes" in text
@@ -45,7 +45,7 @@ def test_diff_text_for_people(home, old):  # noqa: F811
     assert res.returncode == 0, res.stderr
     first, *rest = res.stdout.splitlines()
     assert first.startswith("bonterms-psa-v1.1.pdf → bonterms-psa-v1.2.pdf: 5 changed, 0 added")
-    assert "  deleted: \u201cits\u201d" in rest and "  inserted: \u201cthe\u201d" in rest
+    assert "  old p. 8, new p. 7: \u201clevies that apply to [-its-] {+the+} Services, whether domestic or\u201d" in rest
 
 
 @pytest.mark.parametrize("args, words", [((NEW,), "two PDF files"),

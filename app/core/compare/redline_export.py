@@ -3,6 +3,7 @@ first, each with the words deleted and inserted and its pages in both versions."
 from __future__ import annotations
 
 import html
+import re
 import time
 from pathlib import Path
 
@@ -39,6 +40,8 @@ def change_lines(pair: ClausePair) -> tuple[str, list[tuple[str, str]]]:
         return head, [("added", _quote(pair.new.text))]
     if pair.status == "removed":
         return head, [("removed", _quote(pair.old.text))]
+    if pair.edits:          # each change in its context: "licensed [-to-] {+by+} Provider"
+        return head, [(f"old p. {e.old_page}, new p. {e.new_page}", _quote(e.text, 400)) for e in pair.edits]
     return head, ([("deleted", _quote(p.text)) for p in pair.deleted]
                   + [("inserted", _quote(p.text)) for p in pair.inserted])
 
@@ -59,10 +62,23 @@ def to_markdown(redline: Redline, when: float | None = None) -> str:
     for n, pair in enumerate(redline.changes(), start=1):
         head, parts = change_lines(pair)
         lines += [f"{n}. **{head}**"]
-        lines += [f"   - {kind}: “{words.replace('*', chr(92) + '*')}”" for kind, words in parts]
+        lines += [f"   - {kind}: “{_marked(words.replace('*', chr(92) + '*'), '~~', '~~', '**', '**')}”"
+                  for kind, words in parts]
     if not redline.changes():
         lines.append("*No changes: every clause reads the same.*")
     return "\n".join(lines) + "\n"
+
+
+_DELETED = re.compile(r"\[-(.*?)-\]", re.S)
+_INSERTED = re.compile(r"\{\+(.*?)\+\}", re.S)
+_HTML_MARKS = ("<span style='color:#b03a2e; text-decoration:line-through'>", "</span>",
+               "<span style='color:#1e8449; text-decoration:underline'>", "</span>")
+
+
+def _marked(text: str, del_open: str, del_close: str, ins_open: str, ins_close: str) -> str:
+    """An edit's [-deleted-] and {+inserted+} words in the markup of the file written."""
+    text = _DELETED.sub(lambda m: f"{del_open}{m.group(1)}{del_close}", text)
+    return _INSERTED.sub(lambda m: f"{ins_open}{m.group(1)}{ins_close}", text)
 
 
 def to_pdf(redline: Redline, dest: Path) -> Path:
@@ -74,7 +90,8 @@ def to_pdf(redline: Redline, dest: Path) -> Path:
     for pair in redline.changes():
         head, lines = change_lines(pair)
         parts.append(f"<li><b>{esc(head)}</b>")
-        parts += [f"<br/><span style='color:{colour[k]}'>{k}: “{esc(w)}”</span>" for k, w in lines]
+        parts += [f"<br/><span style='color:{colour.get(k, '#333')}'>{k}: “{_marked(esc(w), *_HTML_MARKS)}”</span>"
+                  for k, w in lines]
         parts.append("</li>")
     parts.append("</ol>")
     return _write_pdf(parts, dest, f"What changed: {Path(redline.new_path).name}", headline(redline))

@@ -92,7 +92,7 @@ def read_version(doc) -> list[Clause]:
                 _drop_number(clauses[-1], text)
             else:
                 _add_words(clauses[-1], line, number)
-    for clause in clauses:
+    for clause in clauses[1:]:        # the opening (title, parties) goes by no name of its own
         clause.title = _title(clause.text, clause.title)
     return [c for c in clauses if c.words or c.key]
 

@@ -12,9 +12,11 @@ from pathlib import Path
 
 from app.core.compare.materiality import kinds_of
 from app.core.compare.version_text import Clause, Rect, Word, joined, norm_word, read_version
+from app.core.textnorm import drop_cjk_spaces
 
 SAME_WORDS = 0.5      # word-pair overlap (Dice) above which two clauses are one clause renumbered
 TITLE_WORDS = 0.15    # … enough where their headings agree too (a heading found once in each)
+CONTEXT = 4           # unchanged words shown around a change
 STATUSES = ("changed", "added", "removed", "moved", "unchanged")
 
 
@@ -29,6 +31,18 @@ class Phrase:
         return {"text": self.text, "page": self.page, "rects": [[round(v, 2) for v in r] for r in self.rects]}
 
 
+@dataclass(frozen=True)
+class Edit:
+    """One change in its context, as a redline reads: "licensed [-to-] {+by+} Provider {+to
+    Customer+} under", with the page of its first changed word in each version."""
+    text: str
+    old_page: int
+    new_page: int
+
+    def to_dict(self) -> dict:
+        return {"text": self.text, "old_page": self.old_page, "new_page": self.new_page}
+
+
 @dataclass
 class ClausePair:
     status: str                      # one of STATUSES
@@ -37,6 +51,7 @@ class ClausePair:
     deleted: list[Phrase] = field(default_factory=list)
     inserted: list[Phrase] = field(default_factory=list)
     kinds: list[str] = field(default_factory=list)     # material kinds (materiality.KINDS)
+    edits: list[Edit] = field(default_factory=list)    # each change in its context, for people
 
     @property
     def renumbered(self) -> bool:
@@ -58,6 +73,7 @@ class ClausePair:
                                            "pages": c.pages, "text": c.text}
         return {"status": self.status, "name": self.name(), "renumbered": self.renumbered,
                 "material": self.material, "kinds": self.kinds, "old": side(self.old), "new": side(self.new),
+                "edits": [e.to_dict() for e in self.edits],
                 "deleted": [p.to_dict() for p in self.deleted], "inserted": [p.to_dict() for p in self.inserted]}
 
 
@@ -210,14 +226,33 @@ def compare(old: Clause, new: Clause, out_of_order: bool = False) -> ClausePair:
         status = "moved" if (old.key != new.key or out_of_order) else "unchanged"
         return ClausePair(status, old, new)
     deleted, inserted, del_words, ins_words = [], [], [], []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op in ("delete", "replace"):
             deleted += _phrases(old.words[i1:i2])
             del_words += a[i1:i2]
         if op in ("insert", "replace"):
             inserted += _phrases(new.words[j1:j2])
             ins_words += b[j1:j2]
-    return ClausePair("changed", old, new, deleted, inserted, kinds_of(del_words, ins_words))
+    edits = [_edit(group, old.words, new.words) for group in matcher.get_grouped_opcodes(CONTEXT)]
+    return ClausePair("changed", old, new, deleted, inserted, kinds_of(del_words, ins_words), edits)
+
+
+def _edit(group: list[tuple], old: list[Word], new: list[Word]) -> Edit:
+    """One group of changes with up to CONTEXT unchanged words around and between them."""
+    parts = []
+    for op, i1, i2, j1, j2 in group:
+        if op == "equal":
+            parts.append(joined(new[j1:j2]))
+            continue
+        if i2 > i1:
+            parts.append(f"[-{joined(old[i1:i2])}-]")
+        if j2 > j1:
+            parts.append(f"{{+{joined(new[j1:j2])}+}}")
+    first = next(g for g in group if g[0] != "equal")
+    old_page = old[min(first[1], len(old) - 1)].page if old else 0
+    new_page = new[min(first[3], len(new) - 1)].page if new else 0
+    return Edit(drop_cjk_spaces(" ".join(parts)), old_page, new_page)
 
 
 def _phrases(words: list[Word]) -> list[Phrase]:
