@@ -11,8 +11,8 @@ import pytest
 from app.core.compare.materiality import kinds_of
 from app.core.compare.redline_export import to_markdown, to_pdf, to_text
 from app.core.compare.versions import diff_files
-from tests.support.corpus import corpus_path
 from app.core.documents.structure import cn_to_int
+from tests.support.corpus import corpus_path
 from tests.support.versions_pdf import articles, gold_changes, render_version, renumbered, touched_articles, words_in
 
 PAIRS = [("bonterms-psa-v1.0", "bonterms-psa-v1.1"), ("bonterms-psa-v1.1", "bonterms-psa-v1.2"),
@@ -131,3 +131,26 @@ def test_exports_list_changes_with_both_pages(folder, tmp_path):
     assert data["counts"]["changed"] == 5 and data["changes"][0]["material"]
     taxes = next(c for c in data["changes"] if c["new"] and c["new"]["clause"] == "10.6")
     assert taxes["inserted"][0]["page"] == 7 and len(taxes["inserted"][0]["rects"][0]) == 4
+
+
+def test_a_revised_chinese_law_article_by_article(folder):
+    """慈善法 2016 → 2023 (112 → 125 articles): the articles whose words are nowhere in the other
+    version are the changed, added or repealed ones; those kept word for word under a new number
+    (第二十七条 → 第二十八条) are paired; the words compared character by character."""
+    old, new = "charity-law-2016", "charity-law-2023"
+    redline = diff_files(render_version(old, folder), render_version(new, folder))
+    gone, fresh, kept = touched_articles(old, new)
+    num = {a: str(cn_to_int(a)) for a in articles(old) | articles(new)}
+
+    def touched(side: str, statuses: tuple[str, ...]) -> set[str]:
+        return {getattr(p, side).key for p in redline.pairs
+                if getattr(p, side) is not None and getattr(p, side).key.isdigit() and p.status in statuses}
+    for found, gold in ((touched("old", ("changed", "removed")), {num[a] for a in gone}),
+                        (touched("new", ("changed", "added")), {num[a] for a in fresh})):
+        recall, precision = _scores(found, gold)
+        assert recall >= 0.95 and precision >= 0.95, (sorted(found - gold), sorted(gold - found))
+    paired = {p.old.key: p.new.key for p in redline.pairs if p.old and p.new}
+    assert len(kept) >= 40 and all(paired.get(num[a]) == num[b] for a, b in kept.items())
+    moved = next(p for p in redline.pairs if p.old and p.old.key == "27")
+    assert moved.status == "moved" and moved.name().startswith("第二十七条 → 第二十八条")
+    assert redline.counts()["added"] >= 10
