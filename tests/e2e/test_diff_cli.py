@@ -51,7 +51,9 @@ def test_diff_text_for_people(home, old):  # noqa: F811
 @pytest.mark.parametrize("args, words", [((NEW,), "two PDF files"),
                                          ((NEW, NEW, NEW), "two PDF files"),
                                          ((NEW, "no/such/file.pdf"), "no/such/file.pdf"),
-                                         ((NEW, str(CORPUS / "bad/not-a-pdf-png.pdf")), "not a PDF")])
+                                         ((NEW, str(CORPUS / "bad/not-a-pdf-png.pdf")), "not a PDF"),
+                                         ((str(CORPUS / "bad/scanned-image-only-en.pdf"), NEW), "no text layer"),
+                                         ((str(CORPUS / "bad/encrypted-user-password.pdf"), NEW), "password")])
 def test_diff_bad_input_is_one_line(home, args, words):  # noqa: F811
     res = pagewise("diff", *args, "--json", home=home)
     assert res.returncode != 0 and "Traceback" not in res.stderr + res.stdout

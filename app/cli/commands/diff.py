@@ -4,7 +4,6 @@ each with the words deleted and inserted and their pages in both versions; from 
 text and structure alone (no model, no library)."""
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from app.errors import UserError
@@ -12,18 +11,11 @@ from app.errors import UserError
 
 def run(args):
     from app.core.compare.redline_export import to_markdown, to_pdf, to_text
-    from app.core.compare.version_text import read_version
-    from app.core.compare.versions import diff_versions
-    from app.core.documents.pdf import open_pdf, read_file
+    from app.core.compare.versions import diff_files
     if len(args.files) != 2:
         raise UserError(f"diff takes two PDF files (the old version, then the new), not {len(args.files)}")
-    started = time.perf_counter()
-    sides = []
-    for path in args.files:
-        doc, _ = open_pdf(read_file(path), args.password)     # bad input: the one-line errors of `index`
-        with doc:
-            sides.append(read_version(doc))
-    redline = diff_versions(sides[0], sides[1], args.files[0], args.files[1], started)
+    # bad input: the one-line errors of `index` (missing, not a PDF, password, no text layer)
+    redline = diff_files(args.files[0], args.files[1], (args.password, args.password))
     if args.markdown:
         Path(args.markdown).write_text(to_markdown(redline), encoding="utf-8")
     if args.pdf:

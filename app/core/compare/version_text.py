@@ -71,6 +71,20 @@ def norm_word(text: str) -> str:
     return plain.replace("-", "") or plain
 
 
+def open_version(path, password: str | None = None) -> list[Clause]:
+    """A PDF file's clauses; the typed one-line errors of ingestion for a file that cannot be
+    read, and for one without a text layer (a scan: nothing to compare until it is OCRed)."""
+    from app.core.documents.errors import NoTextLayer
+    from app.core.documents.pdf import open_pdf, read_file
+    raw = read_file(path)
+    doc, _ = open_pdf(raw, password)
+    with doc:
+        clauses = read_version(doc)
+    if not any(c.words for c in clauses):
+        raise NoTextLayer(f"{raw.path.name} has no text layer (scanned?): nothing to compare")
+    return clauses
+
+
 def read_version(doc) -> list[Clause]:
     """An open pymupdf.Document → its clauses in reading order."""
     pages = [_page_lines(page) for page in doc]

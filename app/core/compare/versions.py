@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.core.compare.materiality import kinds_of
-from app.core.compare.version_text import Clause, Rect, Word, joined, norm_word, read_version
+from app.core.compare.version_text import Clause, Rect, Word, joined, norm_word, open_version
 from app.core.textnorm import drop_cjk_spaces
 
 SAME_WORDS = 0.5      # word-pair overlap (Dice) above which two clauses are one clause renumbered
@@ -100,14 +100,8 @@ class Redline:
 def diff_files(old_path: str | Path, new_path: str | Path,
                passwords: tuple[str | None, str | None] = (None, None)) -> Redline:
     """The redline of two PDF files (the old version first), each with its password if any."""
-    import pymupdf
     started = time.perf_counter()
-    sides = []
-    for path, password in zip((old_path, new_path), passwords):
-        with pymupdf.open(str(path)) as doc:
-            if doc.needs_pass and not doc.authenticate(password or ""):
-                raise ValueError(f"{Path(path).name} is encrypted: give its password")
-            sides.append(read_version(doc))
+    sides = [open_version(path, password) for path, password in zip((old_path, new_path), passwords)]
     return diff_versions(sides[0], sides[1], str(old_path), str(new_path), started)
 
 
