@@ -60,6 +60,18 @@ def original_path(library, path: str) -> str:
     return path     # the original is gone: the copy is shown, indexed as the original's row
 
 
+def _check(ctx, path: str, password: str | None) -> None:
+    """Raise the one-line DocumentError of a file that is no readable PDF; a password still
+    to be asked for is not a failure here (the opening asks for it)."""
+    from app.core.documents.pdf import open_pdf, read_file
+
+    try:
+        doc, _ = open_pdf(read_file(path), password)
+    except (PasswordRequired, WrongPassword):
+        return
+    doc.close()
+
+
 def _index(ctx, library, path: str, password: str | None):
     # searchable first; its tables are found by the background pass before its vectors (_embed)
     return library.add(path, password=password, progress=ctx.progress, tables_later=True)
@@ -101,6 +113,8 @@ class DocumentLoader(QObject):
     """The pane shows the document but it cannot be asked (no text layer): pane, message."""
     sig_failed = Signal(object, str, object)
     """Opening failed (already shown to the user): pane, path, exception."""
+    sig_refused = Signal(str, object)
+    """The file cannot be opened at all (shown to the user; the pane kept its document): path, exception."""
     sig_password_asked = Signal(object)
     """A password dialog opened (tests drive it): PasswordDialog."""
     sig_vectors_done = Signal(object, int)
@@ -114,10 +128,26 @@ class DocumentLoader(QObject):
         self.dialog: PasswordDialog | None = None
         self._embedding: dict[object, object] = {}   # pane → running vectors Job
 
-    def open(self, pane, path: str, password: str | None = None) -> None:
-        self._stop_vectors(pane)      # the pane's previous document no longer matters
+    def open(self, pane, path: str, password: str | None = None, on_accepted=None) -> None:
+        """Check the file first: one that cannot be opened leaves the pane's document and its
+        conversation as they were; `on_accepted()` runs once it is known to open."""
         if password is None:
             password = self.passwords.get(path) or remembered_password(path)
+
+        def accepted(_) -> None:
+            if on_accepted is not None:
+                on_accepted()
+            self._open_checked(pane, path, password)
+        workers.run(_check, path, password, on_done=accepted, on_error=lambda exc: self._refuse(path, exc))
+
+    def _refuse(self, path: str, exc: Exception) -> None:
+        from app.qt.errors import show_error
+
+        show_error(self.window, exc, "Cannot open document")
+        self.sig_refused.emit(path, exc)
+
+    def _open_checked(self, pane, path: str, password: str | None) -> None:
+        self._stop_vectors(pane)      # the pane's previous document no longer matters
         state = _Opening(path, password)
         self._openings[pane] = state
         if not getattr(pane, "_loader_connected", False):

@@ -5,7 +5,7 @@ from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPalette
 from PySide6.QtWidgets import QWidget
 
-GB = 1e9
+GB = float(1 << 30)     # as the plan and the model list count (2^30 bytes): one machine reads the same everywhere
 WARN_AT, ALARM_AT = 0.75, 0.90      # share of memory in use where the bar turns amber / red
 COLOURS = {"ok": QColor("#3a9d5d"), "warn": QColor("#d99a1e"), "alarm": QColor("#d64541")}
 KV_COLOUR = QColor("#5b7fd6")

@@ -67,6 +67,8 @@ class MainWindow(QMainWindow):
         self.loader.sig_indexed.connect(self._on_indexed)
         self.loader.sig_unsearchable.connect(self._on_unsearchable)
         self.loader.sig_failed.connect(self._on_open_failed)
+        self.loader.sig_refused.connect(lambda path, exc: self.statusBar().showMessage(
+            f"Not opened: {str(exc).splitlines()[0] if str(exc) else path}", 15000))
         self.engine = engine or EngineController(parent=self)
         self._connect_engine()
         self.poller = ReadingsPoller(parent=self)
@@ -228,6 +230,10 @@ class MainWindow(QMainWindow):
     def open_path(self, path: str, pane: PdfPane | None = None) -> None:
         pane = pane or self.target_pane()
         path = original_path(self.library, str(path))   # never our OCR copy (issue 33.2)
+        # what was open stays until the file is known to open (a bad file is refused first)
+        self.loader.open(pane, path, on_accepted=lambda: self._open_accepted(pane, path))
+
+    def _open_accepted(self, pane: PdfPane, path: str) -> None:
         self.opened_from[pane] = path
         # a document opened (Ctrl+O, recent, the library's Open, a drop) is the one asked:
         # a scope chosen in the library before must not stick behind a different page
@@ -237,7 +243,6 @@ class MainWindow(QMainWindow):
         pane.set_notice("")
         gui_settings.add_recent(self.settings, path)
         self.doc_stack.setCurrentIndex(1)
-        self.loader.open(pane, path)
         self._sync_chat()
 
     def open_dialog(self, pane: PdfPane | None = None) -> None:

@@ -32,7 +32,7 @@ def measured_speeds() -> dict[str, float]:
     from app.core.answer.reading_memory import ReadingMemory
     from app.core.plan.advice import measured_speeds as by_model
     try:
-        return by_model(ReadingMemory().data.get("prefill_tps", {}))
+        return by_model(ReadingMemory().steady_tps())
     except Exception:  # noqa: BLE001 - no memory yet: every figure is an estimate
         return {}
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QStatusBar, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QStatusBar, QWidget
 
 from app.qt import workers
 from app.qt.interface_language import tr
-from app.qt.gauges import MemoryGauge
+from app.qt.gauges import GB, MemoryGauge
 
 STATE_COLOURS = {"ready": "#3a9d5d", "failed": "#d64541", "dead": "#d64541",
                  "notresponding": "#d99a1e", "downgrade": "#d99a1e", "stopped": "#888888"}
@@ -89,6 +89,11 @@ class StatusBar(QStatusBar):
         self.answer_label.setVisible(False)
         self.paused_label = QLabel("", objectName="pausedWork")   # what waits while a question runs
         self.paused_label.setVisible(False)
+        # Labels never ask for their text's width: the window's width is the screen's to set,
+        # and the lines are elided to what is left (whole in their tooltips).
+        for label in (self.activity_label, self.paused_label, self.plan_label, self.gpu_note):
+            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+            label.setMinimumWidth(24)
         self.addWidget(self.state_label)
         self.addWidget(self.answer_label)
         self.addWidget(self.activity_label)
@@ -105,8 +110,9 @@ class StatusBar(QStatusBar):
 
     def set_paused_work(self, text: str) -> None:
         """"search vectors paused while answering" while a question holds the machine."""
-        self.paused_label.setText(text)   # (a pause glyph: no font here has it)
-        self.paused_label.setToolTip("The app's background work waits while a question is answered, "
+        self.paused_label.setText(self.paused_label.fontMetrics().elidedText(
+            text, Qt.TextElideMode.ElideRight, ACTIVITY_WIDTH))
+        self.paused_label.setToolTip(text + "\n" + "The app's background work waits while a question is answered, "
                                      "so the answer has the processor to itself; it resumes after.")
         self.paused_label.setVisible(bool(text))
 
@@ -148,18 +154,18 @@ class StatusBar(QStatusBar):
             self._ensure_gauges(["RAM"])
             used = readings.ram_total - readings.ram_available
             self.gauges[0].set_reading(used, readings.ram_total, kv_bytes, kv,
-                                       tr(f"System RAM in use: {used / 1e9:.1f} of {readings.ram_total / 1e9:.1f} GB"
-                                          + (f"\nEngine KV cache: {kv_bytes / 1e9:.2f} GB" if kv_bytes else "")))
+                                       tr(f"System RAM in use: {used / GB:.1f} of {readings.ram_total / GB:.1f} GB"
+                                          + (f"\nEngine KV cache: {kv_bytes / GB:.2f} GB" if kv_bytes else "")))
 
     @staticmethod
     def _gpu_tip(gpu, kv: float | None, kv_bytes: float | None) -> str:
         lines = [f"GPU {gpu.index}: {gpu.name}",
-                 f"VRAM used {gpu.used_bytes / 1e9:.1f} of {gpu.total_bytes / 1e9:.1f} GB "
-                 f"({gpu.free_bytes / 1e9:.1f} GB free)"]
+                 f"VRAM used {gpu.used_bytes / GB:.1f} of {gpu.total_bytes / GB:.1f} GB "
+                 f"({gpu.free_bytes / GB:.1f} GB free)"]
         if kv is not None:
             lines.append(f"Engine KV cache in use: {kv:.0%} of its pool")
         if kv_bytes:
-            lines.append(f"Engine KV cache: {kv_bytes / 1e9:.2f} GB")
+            lines.append(f"Engine KV cache: {kv_bytes / GB:.2f} GB")
         return "\n".join(lines)
 
     def _ensure_gauges(self, labels: list[str]) -> None:

@@ -9,7 +9,7 @@ import pytest
 from app.core.plan import hardware
 from app.core.plan.hardware import GpuInfo
 
-GB = 10 ** 9
+GB = 1 << 30      # as the gauges count
 
 
 def card(used_gb: float, index: int = 0, total_gb: float = 12.0) -> GpuInfo:

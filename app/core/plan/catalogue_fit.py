@@ -87,6 +87,9 @@ def table(hw: Hardware | None = None, catalogue: Catalogue | None = None,
         v = verdict(m, hw)
         a = timing.get(m.id)
         here = models.is_available(m)
+        if a is not None and a.too_slow and v.fits:     # it fits in memory, but nobody waits that long
+            v = Verdict(False, f"too slow for this machine ({a.timing().split(' (')[0]})", v.memory_bytes,
+                        v.memory_where, v.plan)
         out.append({"id": m.id, "name": m.name, "format": m.format, "engine": m.engine, "role": m.role,
                     "source": m.source, "size_gb": m.size_gb, "params_b": m.params_b,
                     "context": m.native_context, "licence": m.licence,
