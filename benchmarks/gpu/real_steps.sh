@@ -7,7 +7,9 @@
 #   gNN  (carry .gpu/gw/gNN ...)                   GGUF part NN       (00..09)
 #   l    (carry .gpu/gw/real_steps.sh)             GGUF checked, build awaited, llama.cpp asks
 #   vNN  (carry .gpu/gw/vNN ...)                   vLLM bundle part NN (00..02)
-#   v                                              vLLM installed, GGUF → HF → AWQ, vLLM asks + kills
+#   vp                                             vLLM installed, GGUF → HF → AWQ
+#   v                                              vLLM asks, bare requests, EngineCore killed after question 2
+# (NOBUILD=1 for a: no llama.cpp build, when only vLLM runs)
 # usage (sent checkout's root): bash .gpu/gw/real_steps.sh STEP
 T0=$(date +%s); GW=$PWD/.gpu/gw; step=$1
 export PYTHONUNBUFFERED=1 VLLM_USE_FLASHINFER_SAMPLER=0 NCCL_NVLS_ENABLE=0
@@ -32,7 +34,7 @@ a)
   rm -rf /tmp/src /tmp/lcpst /tmp/gg /tmp/stage /tmp/docs; mkdir -p /tmp/src /tmp/lcpst /tmp/gg /tmp/stage $M
   tar xzf $GW/a/src.tgz -C /tmp/src && cp -r $GW/a/docs /tmp/docs
   cp $GW/a/gguf.sha $GW/a/parts.txt $GW/a/bundle.sha256 /tmp/stage/
-  tar xJf $GW/a/lcp.tar.xz -C /tmp/lcpst && (cd /tmp/src && bash benchmarks/gpu/lcp_build.sh start)
+  [ -n "$NOBUILD" ] || { tar xJf $GW/a/lcp.tar.xz -C /tmp/lcpst && (cd /tmp/src && bash benchmarks/gpu/lcp_build.sh start); }
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/app-site \
     $(ls $GW/a/*.whl | grep -v -E "lm_format|interegular|outlines_core") 2>&1 | grep -v "already exists" | tail -3
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/so $GW/a/lm_format*.whl \
@@ -56,15 +58,18 @@ l)
   (cd /tmp/src && bash benchmarks/gpu/lcp_build.sh wait ${WAIT_S:-400}) || exit 6
   python3 -c "import llama_cpp as l; print('offload', l.llama_supports_gpu_offload())"
   ASK_S=240 ask lcp_2docs llama.jsonl -- ask $DOCS "${QS[@]}" --json --model qwen-coder-0.5b ;;
-v)
+vp)
+  echo "$(cat /tmp/stage/gguf.sha)  $GG" | sha256sum -c || exit 4
   cd /tmp/stage && sha256sum -c bundle.sha256 && rm -rf whl && mkdir whl && tar xf bundle.tar -C whl || exit 5
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site whl/*.whl 2>&1 | grep -v "^WARNING: Target" | tail -2
   cd /tmp/src; echo "installed at $(( $(date +%s) - T0 )) s"
-  [ -f /tmp/hf-q05/config.json ] || python3 tests/fixtures/make_hf_smollm2.py /tmp/hf-q05 --gguf $GG 2>&1 | tail -n 2
+  [ -f /tmp/hf-q05/config.json ] || python3 tests/fixtures/make_hf_smollm2.py /tmp/hf-q05 --gguf $GG 2>&1 | grep -v "it/s\]" | tail -n 3
   python3 -c "import json; t=json.load(open('/tmp/hf-q05/tokenizer.json')); print('decoder', t['decoder'], 'byte_fallback', t['model'].get('byte_fallback'))"
-  [ -f $M/qwen-coder-0.5b-awq/config.json ] || python3 tests/fixtures/make_awq_checkpoint.py /tmp/hf-q05 $M/qwen-coder-0.5b-awq --group-size 64 2>&1 | tail -n 2
-  echo "AWQ made at $(( $(date +%s) - T0 )) s"; ls -la $M/qwen-coder-0.5b-awq
-  grep -q qwen-coder-0.5b-awq models.toml || cat benchmarks/gpu/qwen05_real.toml >> models.toml
+  echo "HF made at $(( $(date +%s) - T0 )) s"
+  [ -f $M/qwen-coder-0.5b-awq/config.json ] || OMP_NUM_THREADS=16 python3 tests/fixtures/make_awq_checkpoint.py /tmp/hf-q05 $M/qwen-coder-0.5b-awq --group-size 64 2>&1 | tail -n 2
+  echo "AWQ made at $(( $(date +%s) - T0 )) s"; ls -la $M/qwen-coder-0.5b-awq ;;
+v)
+  cd /tmp/src; grep -q qwen-coder-0.5b-awq models.toml || cat benchmarks/gpu/qwen05_real.toml >> models.toml
   ASK_S=${ASK_S:-420} ask vllm_2docs_kill2 vllm.jsonl --bare 1 --kill-between 2 -- ask $DOCS "${QS[@]}" --json --model qwen-coder-0.5b-awq ;;
 esac
 echo "step $step took $(( $(date +%s) - T0 )) s"
