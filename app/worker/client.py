@@ -226,8 +226,8 @@ class ChatClient:
             if not "".join(parts).strip():
                 raise
             finish, cut = "error", exc.said or "the engine ended the reply with an error"
-        if finish == "length" and not cut:
-            cut = LENGTH_CUT
+        if finish in ("length", "loop") and not cut:     # "loop": our llama.cpp worker's loop guard
+            cut = LENGTH_CUT if finish == "length" else LOOP_CUT
         total = time.perf_counter() - began
         details = usage.get("prompt_tokens_details") or {}
         # a stream ended by us (a loop) or by an engine that reports no usage: one streamed piece
