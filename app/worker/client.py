@@ -30,7 +30,7 @@ class ChatResult:
     completion_tokens: int
     cached_tokens: int
     finish_reason: str      # "stop", "length", "loop" (the answer repeated itself: cut here), "error"
-    cut: str = ""           # why the engine ended the reply early (finish_reason "error"): one line
+    cut: str = ""           # why the reply ended early (finish "error", "loop", "length"): one line
     passages: dict | None = None   # our worker, given a passage plan: {"read": K, "of": N, "measured_tps": X}
 
 
@@ -70,6 +70,10 @@ def kv_cache_usage(metrics: dict[str, float]) -> float | None:
     return None
 
 
+# What a reply's `cut` says (the answer's warning line) when it did not end by itself.
+LOOP_CUT = "the answer began repeating itself and was ended there"
+LENGTH_CUT = "the answer reached its token limit and was ended there"
+
 STALL_S = 120.0           # default stall deadline: seconds without a byte from the engine
 CONNECT_S = 5.0           # connecting to a local or team endpoint takes milliseconds when it is up
 _PROGRESS = protocol.PROGRESS_COMMENT
@@ -97,15 +101,16 @@ class ChatClient:
              temperature: float = 0.0, on_delta: Callable[[str], None] | None = None,
              cancel: threading.Event | None = None,
              on_progress: Callable[[int, int], None] | None = None,
-             stall_s: float | None = None, passage_plan: dict | None = None) -> ChatResult:
+             stall_s: float | None = None, passage_plan: dict | None = None,
+             extra: dict | None = None) -> ChatResult:
         """One streamed answer. `on_progress(tokens read, prompt tokens)` from our worker's SSE
         comments while it reads the prompt; `stall_s` overrides the stall deadline;
         `passage_plan`: our worker's `pagewise_passages` (where the passages end, the deadline):
-        sent only by callers that know the engine is our worker."""
+        sent only by callers that know the engine is our worker; `extra`: more request fields."""
         body = {"model": self.model, "messages": messages, "max_tokens": max_tokens,
                 "temperature": temperature, "stream": True, "stream_options": {"include_usage": True}}
-        if self.repeat_penalty != 1.0:   # our llama.cpp worker's name; vLLM calls its own repetition_penalty
-            body["repeat_penalty"] = self.repeat_penalty
+        body.update(self.request_fields())
+        body.update(extra or {})
         if passage_plan is not None:
             body["pagewise_passages"] = passage_plan
         if json_schema is not None:
@@ -124,6 +129,11 @@ class ChatClient:
         finally:
             done.set()
             conn.close()
+
+    def request_fields(self) -> dict:
+        """Fields every chat request carries for this engine: here our llama.cpp worker's
+        repetition penalty (engines that name it otherwise override this)."""
+        return {"repeat_penalty": self.repeat_penalty} if self.repeat_penalty != 1.0 else {}
 
     def health(self) -> bool:
         """Our worker and vLLM answer /health: 200 is healthy, anything else is not (vLLM says 503
@@ -200,7 +210,7 @@ class ChatClient:
         """The streamed reply. An error event after some text keeps that text (finish "error",
         `cut` = the engine's words); before any text it is raised. With `guard`, a looping
         answer string ends the stream (finish "loop") and the reply is closed as JSON there."""
-        parts, ttft, finish, usage, cut = [], 0.0, "", {}, ""
+        parts, ttft, finish, usage, cut, pieces = [], 0.0, "", {}, "", 0
         try:
             for event in events:
                 for choice in event.get("choices") or []:
@@ -208,6 +218,7 @@ class ChatClient:
                     if delta:
                         ttft = ttft or time.perf_counter() - began
                         parts.append(delta)
+                        pieces += 1
                         if on_delta:
                             on_delta(delta)
                     finish = choice.get("finish_reason") or finish
@@ -215,16 +226,21 @@ class ChatClient:
                 if cancel is not None and cancel.is_set():
                     raise errors.Cancelled("cancelled")
                 if guard and _loops("".join(parts)):
-                    parts, finish = [closed_at_loop("".join(parts))], "loop"
+                    parts, finish, cut = [closed_at_loop("".join(parts))], "loop", LOOP_CUT
                     break                  # closing the connection makes the engine stop generating
         except StreamError as exc:
             if not "".join(parts).strip():
                 raise
             finish, cut = "error", exc.said or "the engine ended the reply with an error"
+        if finish in ("length", "loop") and not cut:     # "loop": our llama.cpp worker's loop guard
+            cut = LENGTH_CUT if finish == "length" else LOOP_CUT
         total = time.perf_counter() - began
         details = usage.get("prompt_tokens_details") or {}
+        # a stream ended by us (a loop) or by an engine that reports no usage: one streamed piece
+        # is one token on vLLM and our worker (a character split across tokens may join two)
+        completion = int(usage.get("completion_tokens") or 0) or pieces
         return ChatResult("".join(parts), ttft or total, total, int(usage.get("prompt_tokens") or 0),
-                          int(usage.get("completion_tokens") or 0), int(details.get("cached_tokens") or 0),
+                          completion, int(details.get("cached_tokens") or 0),
                           finish or "stop", cut, usage.get("pagewise_passages"))
 
     # --- HTTP plumbing ------------------------------------------------------------------------

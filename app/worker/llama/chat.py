@@ -445,6 +445,8 @@ class ChatEngine:
             gen.close()
         if guard and guard.fired:
             print(f"chat: the answer repeated itself; ended it after {usage.completion_tokens} tokens", flush=True)
+            if usage.finish_reason == "stop":      # the client tells the user (ChatResult.cut)
+                usage.finish_reason = "loop"
         usage.generate_s = time.perf_counter() - began
         yield stops.flush(), usage
 
