@@ -446,6 +446,8 @@ class ChatEngine:
         if guard and guard.fired:
             print(f"chat: the answer repeated itself; ended it after {usage.completion_tokens} tokens", flush=True)
         usage.generate_s = time.perf_counter() - began
+        if self.store is not None:
+            self.store.settled()        # an answer came out of the restored state: it did not crash us
         yield stops.flush(), usage
 
     def _grammar(self, schema: dict) -> LlamaGrammar:

@@ -611,12 +611,22 @@ class WorkerServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 64
 
-    def __init__(self, addr, engine, api_key: str, model_name: str, max_connections: int = MAX_CONNECTIONS):
-        super().__init__(addr, Handler)
+    def __init__(self, addr, engine, api_key: str, model_name: str, max_connections: int = MAX_CONNECTIONS,
+                 bind_and_activate: bool = True):
+        super().__init__(addr, Handler, bind_and_activate)
         self.engine, self.api_key, self.model_name = engine, api_key, model_name
         self.lock, self.metrics = engine.lock, Metrics()     # generations and disk restores, one at a time
         self.connections, self.deadlines = Connections(max_connections), Deadlines()
         self.bodies = BodyBudget(BODY_BUDGET)
+
+    @classmethod
+    def on_socket(cls, sock: socket.socket, engine, api_key: str, model_name: str) -> "WorkerServer":
+        """Serve on a socket the app bound and handed down (inherited fd): listen on it as it is."""
+        server = cls(sock.getsockname()[:2], engine, api_key, model_name, bind_and_activate=False)
+        server.socket.close()
+        server.socket, server.server_address = sock, sock.getsockname()[:2]
+        server.server_activate()
+        return server
 
     def process_request(self, request, client_address):
         """A thread per connection, up to the bound (the longest-waiting one closed to make room);
