@@ -22,9 +22,9 @@ pytestmark = pytest.mark.slow
 
 
 def two_pages() -> str:
-    """~900 tokens of real contract text: past the store's 512-token minimum."""
+    """~700 tokens of real contract text: past the store's 512-token minimum."""
     with pymupdf.open(corpus_path("contracts-en/common-paper-mnda.pdf")) as doc:
-        return (doc[0].get_text() + doc[1].get_text())[:4000]
+        return "".join(page.get_text() for page in doc)[:5500]
 
 
 def question(document: str, q: str = "Who are the parties?") -> list[dict]:
@@ -88,8 +88,8 @@ def test_a_worker_dying_after_a_restore_counts_against_the_entry(tmp_path):
 
     sup = start(tmp_path, "second.log")                               # restores the entry at start…
     try:
-        wait_for(lambda: "restored the last document's KV state" in (tmp_path / "second.log").read_text(),
-                 timeout=60)
+        assert wait_for(lambda: "restored the last document's KV state" in (tmp_path / "second.log").read_text(),
+                 timeout_s=60)
         assert kv.with_suffix(".restoring").exists()
     finally:
         sup.kill()                                                    # …and dies before any answer
@@ -112,14 +112,14 @@ def test_a_clean_stop_after_a_restore_keeps_the_entry(tmp_path):
             if name == "first.log":
                 ask(sup, question(document))
             else:
-                wait_for(lambda: "restored the last document's KV state" in (tmp_path / name).read_text(),
-                         timeout=60)
+                assert wait_for(lambda: "restored the last document's KV state" in (tmp_path / name).read_text(),
+                         timeout_s=60)
         finally:
             sup.stop()                                                # SIGTERM: a clean end
     (kv,) = entries(tmp_path)
     assert not kv.with_suffix(".restoring").exists()
     sup = start(tmp_path, "third.log")
     try:
-        wait_for(lambda: "restored the last document's KV state" in (tmp_path / "third.log").read_text(), timeout=60)
+        assert wait_for(lambda: "restored the last document's KV state" in (tmp_path / "third.log").read_text(), timeout_s=60)
     finally:
         sup.stop()

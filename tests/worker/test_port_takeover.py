@@ -60,7 +60,8 @@ pytestmark = pytest.mark.skipif(not _other_account_available(),
 def squat(port: int, seconds: float) -> tuple[subprocess.Popen, str]:
     """Start the squatter as `nobody`; returns it and its first line (REFUSED … or LISTENING)."""
     proc = subprocess.Popen(["runuser", "-u", "nobody", "--", SYSTEM_PYTHON, "-c", SQUATTER, str(port), str(seconds)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)   # not in the app's process group
     return proc, proc.stdout.readline().strip()
 
 
