@@ -157,6 +157,8 @@ def _analyse(raw: RawFile, pages: list[Page], meta_title: str, warnings: list[st
     if not usable:
         if any("damaged file?" in w for w in warnings):
             raise Damaged(f"{name}: damaged PDF, the text of every page is lost")
+        if refused := [w for w in warnings if ": not read: " in w]:
+            raise Damaged(f"{name}: no page could be read within bounds ({refused[0]})")
         if garbled:
             raise NoTextLayer(f"{name}: the text layer is unreadable (fonts without a Unicode map)"
                               " — OCR is not available")

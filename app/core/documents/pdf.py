@@ -9,7 +9,7 @@ from typing import Callable
 
 import pymupdf
 
-from app.core.documents import text_loss
+from app.core.documents import content_stream, text_loss
 from app.core.documents.errors import (
     Damaged,
     EmptyFile,
@@ -108,13 +108,19 @@ def extract_pages(doc: pymupdf.Document,
     pages, total = [], doc.page_count
     for i in range(total):
         text_loss.reset()
+        too_much = None
         try:
             page = doc.load_page(i)
-            text = page.get_textpage(flags=pymupdf.TEXTFLAGS_TEXT).extractText()
             rect = page.rect
+            too_much = content_stream.too_much(page)   # measured first: MuPDF's extraction is unbounded
+            text = "" if too_much else page.get_textpage(flags=pymupdf.TEXTFLAGS_TEXT).extractText()
         except Exception:  # one broken page must not lose the others
             page, text, rect = None, "", pymupdf.Rect()
-        if losses is not None and (lost := text_loss.check(page, i + 1, text)):
+        if too_much:
+            if losses is not None:
+                losses.append((i + 1, f"p. {i + 1}: not read: {too_much}"))
+            text_loss.reset()
+        elif losses is not None and (lost := text_loss.check(page, i + 1, text)):
             losses.append((i + 1, lost))
         pages.append(Page(number=i + 1, text=text, width=rect.width, height=rect.height))
         if progress:
