@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,18 +67,37 @@ def read_file(path: str | Path) -> RawFile:
     return RawFile(p, digest.hexdigest(), size)
 
 
+def open_path(path: Path) -> pymupdf.Document:
+    """pymupdf.open for any file name: MuPDF takes names as UTF-8, so a name that is not UTF-8
+    (Latin-1 bytes, kept by Python as lone surrogates) named another file. Such a file is opened
+    by its descriptor's /proc path on Linux, else read into memory."""
+    try:
+        str(path).encode("utf-8")
+        return pymupdf.open(str(path), filetype="pdf")
+    except UnicodeEncodeError:
+        pass
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if os.path.isdir("/proc/self/fd"):
+            return pymupdf.open(f"/proc/self/fd/{fd}", filetype="pdf")    # MuPDF opens its own copy
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            return pymupdf.open(stream=fh.read(), filetype="pdf")
+    finally:
+        os.close(fd)
+
+
 def open_pdf(raw: RawFile, password: str | None = None) -> tuple[pymupdf.Document, list[str]]:
     """MuPDF document plus warnings; raises a DocumentError for what cannot be read."""
     name = raw.path.name
     try:
-        doc = pymupdf.open(str(raw.path), filetype="pdf")
+        doc = open_path(raw.path)
     except Exception as exc:  # MuPDF raises several types for broken files
         raise Damaged(f"{name}: damaged PDF, cannot be opened ({_one_line(exc)})") from None
     warnings: list[str] = []
     if doc.needs_pass:
         if password is None:
             raise PasswordRequired(f"{name} is encrypted: give its password with --password")
-        if not doc.authenticate(password):
+        if not _authenticate(doc, password):
             raise WrongPassword(f"{name}: wrong password")
     elif _restricted(doc):
         warnings.append("restricted by its owner (printing/copying limited); text read for search only")
@@ -86,6 +106,20 @@ def open_pdf(raw: RawFile, password: str | None = None) -> tuple[pymupdf.Documen
     if doc.is_repaired:
         warnings.append("repaired: content may be incomplete")
     return doc, warnings
+
+
+def _authenticate(doc: pymupdf.Document, password: str) -> bool:
+    """MuPDF takes the password as UTF-8 text. Bytes that are not UTF-8 (a Latin-1 terminal; Python
+    keeps them as lone surrogates) made it raise TypeError: they are tried as Latin-1 text, which
+    is what the older PDF encryptions hash (PDFDocEncoding is close to Latin-1)."""
+    try:
+        password.encode("utf-8")
+    except UnicodeEncodeError:
+        password = password.encode("utf-8", "surrogateescape").decode("latin-1")
+    try:
+        return bool(doc.authenticate(password))
+    except (TypeError, ValueError, RuntimeError):
+        return False
 
 
 def _restricted(doc: pymupdf.Document) -> bool:

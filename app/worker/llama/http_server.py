@@ -22,6 +22,7 @@ import hmac
 import json
 import math
 import os
+import re
 import select
 import socket
 import sys
@@ -229,7 +230,7 @@ class Handler(BaseHTTPRequestHandler):
     def _chat_request(self, body: bytes) -> dict | None:
         """The JSON body with its messages' content as plain text, or None once a 400 went out."""
         try:
-            request = json.loads(body or b"{}")
+            request = _valid_text(json.loads(body or b"{}"))
             messages = request["messages"]
             if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
                 raise TypeError
@@ -605,6 +606,25 @@ def _cut(sock) -> None:
         sock.shutdown(socket.SHUT_RDWR)
     except OSError:
         pass
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _valid_text(value):
+    """JSON's "\ud800" escapes decode to lone surrogates, which no tokenizer can encode (a 500 on
+    /v1/chat/completions and /tokenize): each becomes U+FFFD, as invalid UTF-8 bytes do."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_valid_text(v) for v in value]
+    if isinstance(value, dict):
+        return {_valid_text(k): _valid_text(v) for k, v in value.items()}
+    return value
 
 
 class WorkerServer(ThreadingHTTPServer):
