@@ -219,8 +219,8 @@ class Supervisor:
         return probe(url, timeout_s=timeout_s, api_key=self.spec.api_key)
 
     def _release_socket(self) -> None:
-        """Our copy of the child's socket is kept while the child may run: should it die, the port
-        stays ours, so the health probe (with the key) never reaches another program there."""
+        """Our copy of the child's socket is kept while the child runs; once it has ended, closed,
+        so a request to the dead worker is refused at once instead of queueing unanswered."""
         if self.spec.listen_socket is not None:
             self.spec.listen_socket.close()
 
@@ -249,6 +249,7 @@ class Supervisor:
                 elif misses == 0 and self.status == WorkerStatus.NOT_RESPONDING:
                     self._set(WorkerStatus.READY, "the engine answers again")
                 continue
+            self._release_socket()       # refused at once from now on, as a dead worker's port was
             self.exited.set()
             if not self._stopping:
                 self._set(WorkerStatus.DEAD, f"engine exited with code {code}")
