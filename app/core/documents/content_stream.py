@@ -16,7 +16,6 @@ import pymupdf
 PIECE = 1 << 20
 MAX_DECODED = 64 << 20     # a page whose content decodes past this is not read (a decompression bomb)
 MAX_CHARS = 2_000_000      # characters a page's strings may hold: MuPDF keeps ~100 bytes for each
-QUICK_BYTES = 2 << 20      # content under this decodes to fewer characters than MAX_CHARS: no count
 # In a content stream: an escape, a literal string's parentheses, a dictionary's or a hex string's angles.
 _DELIMS = re.compile(rb"\\.|[()]|<<|>>|[<>]", re.S)
 _DO = re.compile(rb"/[^\s/<>\[\]()]+\s+Do\b")
@@ -70,9 +69,9 @@ def measure(doc: pymupdf.Document, xref: int, count_chars: bool = True) -> Measu
         out.decoded += len(piece)
         if out.decoded > MAX_DECODED:
             return out
+        out.draws += len(_DO.findall(piece)) if b"Do" in piece else 0
         if not count_chars:
             continue
-        out.draws += len(_DO.findall(piece))
         start = 0
         for m in _DELIMS.finditer(piece):
             token, at = m.group(), m.start()
@@ -98,27 +97,47 @@ def measure(doc: pymupdf.Document, xref: int, count_chars: bool = True) -> Measu
     return out
 
 
-def too_much(page: pymupdf.Page) -> str | None:
+def too_much(page: pymupdf.Page, forms_seen: dict[int, Measure] | None = None) -> str | None:
     """Why MuPDF must not be asked for this page's text (one line), or None. The page's own
-    content and the forms it draws count, a form once for each Do in the page."""
-    doc, total, chars, draws, forms = page.parent, 0, 0, 0, 0
+    content counts, and each form it draws once per Do (a form drawing forms: theirs multiply).
+    A bound at C speed first (each decoded byte one character); the strings are counted only
+    past it. `forms_seen`: forms measured so far in this document (pages share them)."""
+    forms_seen = {} if forms_seen is None else forms_seen
+    doc = page.parent
     xrefs = list(page.get_contents())
-    form_xrefs = [x[0] for x in page.get_xobjects() if x[0] > 0]
-    quick = Measure()
-    for xref in xrefs + form_xrefs:
-        quick.decoded += measure(doc, xref, count_chars=False).decoded
-        if quick.over:
+    own = Measure()
+    for xref in xrefs:
+        seen = measure(doc, xref, count_chars=False)
+        own.decoded, own.draws = own.decoded + seen.decoded, own.draws + seen.draws
+        if own.over:
             return f"its drawing instructions decode to over {MAX_DECODED >> 20} MB (a decompression bomb?)"
-    if quick.decoded <= QUICK_BYTES and not form_xrefs:
+    children: dict[int, set[int]] = {}            # invoker (0: the page) → the forms it draws
+    for xref, _name, invoker, *_ in page.get_xobjects():
+        if xref > 0 and doc.xref_get_key(xref, "Subtype")[1] == "/Form":
+            children.setdefault(invoker, set()).add(xref)
+
+    def quick(xref: int) -> Measure:
+        if xref not in forms_seen:
+            forms_seen[xref] = measure(doc, xref, count_chars=False)
+        return forms_seen[xref]
+
+    if sum(quick(x).decoded for kids in children.values() for x in kids) + own.decoded > MAX_DECODED:
+        return f"its drawing instructions decode to over {MAX_DECODED >> 20} MB (a decompression bomb?)"
+    if _drawn(own.decoded, own.draws, 0, children, lambda x: (quick(x).decoded, quick(x).draws)) <= MAX_CHARS:
         return None
+    exact = {x: measure(doc, x) for kids in children.values() for x in kids}
+    page_chars = page_draws = 0
     for xref in xrefs:
         seen = measure(doc, xref)
-        total, chars, draws = total + seen.decoded, chars + seen.chars, draws + seen.draws
-    nested = 0                                  # forms drawing forms multiply
-    for xref in form_xrefs:
-        seen = measure(doc, xref)
-        forms, nested = max(forms, seen.chars), nested + seen.draws
-    drawn = chars + forms * max(draws, 1 if form_xrefs else 0) * max(nested, 1)
+        page_chars, page_draws = page_chars + seen.chars, page_draws + seen.draws
+    drawn = _drawn(page_chars, page_draws, 0, children, lambda x: (exact[x].chars, exact[x].draws))
     if drawn > MAX_CHARS:
         return f"it draws about {drawn:,} characters (over {MAX_CHARS:,})"
     return None
+
+
+def _drawn(chars: int, draws: int, node: int, children: dict[int, set[int]], size, depth: int = 0) -> int:
+    """Characters drawn by `node` (0: the page): its own, plus each Do drawing its largest form."""
+    kids = children.get(node, ()) if depth < 8 else ()     # deeper nesting: counted as its own bytes
+    largest = max((_drawn(*size(k), k, children, size, depth + 1) for k in kids if k != node), default=0)
+    return chars + draws * largest

@@ -139,14 +139,14 @@ def extract_pages(doc: pymupdf.Document,
     plain text, without the wrapper's option handling (~3% of the extraction time).
     `losses` collects (page, warning) for pages whose text vanished (text_loss).
     """
-    pages, total = [], doc.page_count
+    pages, total, forms_seen = [], doc.page_count, {}
     for i in range(total):
         text_loss.reset()
         too_much = None
         try:
             page = doc.load_page(i)
             rect = page.rect
-            too_much = content_stream.too_much(page)   # measured first: MuPDF's extraction is unbounded
+            too_much = content_stream.too_much(page, forms_seen)   # measured first: MuPDF's extraction is unbounded
             text = "" if too_much else page.get_textpage(flags=pymupdf.TEXTFLAGS_TEXT).extractText()
         except Exception:  # one broken page must not lose the others
             page, text, rect = None, "", pymupdf.Rect()
