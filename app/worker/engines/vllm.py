@@ -265,7 +265,8 @@ def launch_spec(plan: Plan, model_path: Path, served_name: str, *, host: str = "
                       model_name=served_name, engine="vllm", progress_patterns=PROGRESS, classify=classify,
                       ready_timeout_s=ready_timeout_s, stall_timeout_s=stall_timeout_s,
                       description=f"vLLM, {util}{plan.max_model_len // 1024}K context{extras}",
-                      extra={"port": port, "plan_rung": plan.rung, "max_model_len": plan.max_model_len})
+                      extra={"port": port, "plan_rung": plan.rung, "max_model_len": plan.max_model_len},
+                      check_listener=True)   # vLLM binds its own port: the key goes to its listener only
 
 
 class VllmAdapter(EngineAdapter):

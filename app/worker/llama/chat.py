@@ -448,6 +448,8 @@ class ChatEngine:
             if usage.finish_reason == "stop":      # the client tells the user (ChatResult.cut)
                 usage.finish_reason = "loop"
         usage.generate_s = time.perf_counter() - began
+        if self.store is not None:
+            self.store.settled()        # an answer came out of the restored state: it did not crash us
         yield stops.flush(), usage
 
     def _grammar(self, schema: dict) -> LlamaGrammar:
