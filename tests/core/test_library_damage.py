@@ -105,16 +105,6 @@ def _told_and_copied(home: Path, listed) -> None:
     assert len(list((home / "data" / "damaged").glob("*/library.sqlite-wal"))) == 1
 
 
-def test_a_wal_cut_inside_its_last_frame_header_is_reported(tmp_path):
-    home = tmp_path / "home"
-    db = _crashed_library(home)
-    wal = db.parent / "library.sqlite-wal"
-    frame, count = _frames(wal)
-    with open(wal, "r+b") as fh:                 # the last frame (a commit frame) cut 10 bytes in
-        fh.truncate(32 + (count - 1) * frame + 10)
-    _told_and_copied(home, run_process("library", "list", "--json", home=home))
-
-
 def test_a_wal_whose_last_commit_frame_header_is_damaged_is_reported(tmp_path):
     home = tmp_path / "home"
     db = _crashed_library(home)

@@ -59,3 +59,28 @@ def test_compare_topics_with_non_utf8_bytes_is_one_line(tmp_path):
     assert proc.returncode == 1
     (line,) = lines(proc)
     assert "--topics has bytes that are not UTF-8" in line
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 2 MB tmpfs (root only): the disk fills during an index."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("needs root to mount a small tmpfs")
+    yield mount
+    subprocess.run(["umount", str(mount)], check=False)
+
+
+def test_a_full_disk_is_a_line_or_two_and_the_library_still_opens(small_disk):
+    home = small_disk / "home"
+    pdfs = [p for folder in ("contracts-en", "licenses", "papers", "contracts-zh")
+            for p in sorted(corpus_path().glob(f"{folder}/*.pdf"))]
+    proc = run(home, b"index", *[os.fsencode(p) for p in pdfs], b"--no-dense")
+    assert proc.returncode == 1
+    said = lines(proc)
+    assert len(said) <= 2 and said[-1].startswith("pagewise: error: cannot write the library") and \
+        said[-1].endswith("the disk is full"), said
+    listed = run(home, b"library", b"list")
+    assert listed.returncode == 0 and lines(listed) == []     # what was added before stays readable

@@ -52,11 +52,11 @@ def committed_frames(wal: Path) -> int:
 
 
 def cut_frames(wal: Path, accepted: int) -> bool:
-    """The -wal ends inside a frame, past the ones SQLite accepted: a write cut short on disk
-    (SQLite only ever appends whole frames), and SQLite drops it without a word. Also a frame
-    there whose salts half-match the header's: its header is damaged, a commit frame's maybe."""
+    """A frame past the ones SQLite accepted whose salts half-match the header's: its header is
+    damaged (a commit frame's, maybe), and SQLite drops it and all after it without a word.
+    A -wal ending inside a frame is not taken for damage: a write stopped by a full disk leaves
+    one too, and SQLite reported that write's failure when it happened."""
     try:
-        size = wal.stat().st_size
         with open(wal, "rb") as fh:
             header = fh.read(_WAL_HEADER)
             if len(header) < _WAL_HEADER:
@@ -65,8 +65,6 @@ def cut_frames(wal: Path, accepted: int) -> bool:
             if not page_size:
                 return False
             frame_size = _FRAME_HEADER + page_size
-            if (size - _WAL_HEADER) % frame_size:
-                return True
             salts = (header[16:20], header[20:24])
             fh.seek(_WAL_HEADER + accepted * frame_size)
             while len(frame := fh.read(_FRAME_HEADER)) == _FRAME_HEADER:
@@ -114,7 +112,7 @@ def check_wal(con: sqlite3.Connection, path: Path) -> str | None:
         con.execute("ROLLBACK")
     kept = con.execute("SELECT count(*) FROM documents").fetchone()[0] \
         if _has_documents(con) else 0
-    lost = ("its last write is cut short or its frame damaged" if cut else
+    lost = ("the header of its last frames is damaged" if cut else
             f"{written - accepted} of its {written} frames of finished writes could not be read back")
     return (f"the library's write-ahead log ({wal.name}) is damaged: {lost}, so the documents added or "
             f"changed last may be missing. Kept: the library as it was before them ({kept} documents). "

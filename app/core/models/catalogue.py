@@ -29,7 +29,7 @@ _REQUIRED = ("id", "name", "format", "source", "size_gb", "params_b", "native_co
 
 
 # An id names one folder under the models folder: never "", "." or "..", never a separator.
-_ID_RULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_ID_RULE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _BAD_IN_FILE = re.compile(r"[\x00-\x1f\x7f\\:]")     # control characters, backslash, drive/stream colon
 
@@ -80,7 +80,7 @@ def check_id(model_id, where: str = "catalogue") -> str:
     `models remove` delete the folder above the models (the library with it)."""
     if not isinstance(model_id, str) or not _ID_RULE.fullmatch(model_id):
         raise CatalogueError(f"{where}: model id {model_id!r} is not a folder name "
-                             f"(letters, digits, '.', '_', '-'; starting with a letter or digit)")
+                             f"(letters, digits, '.', '_', '-'; not starting with '.' or '-')")
     return model_id
 
 
