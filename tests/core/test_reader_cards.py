@@ -212,12 +212,12 @@ def test_two_questions_on_two_documents_cite_their_own_documents(corpus):
     sup.start()
     try:
         client = ChatClient(spec.base_url, spec.api_key, spec.model_name)
+        options = qa.AskOptions(mode="retrieval", target_s=10, prefill_tps=200)
         conv, cited = qa.Conversation(), []
         for question, info in asks:
             evidence = find_evidence(lib, both, question)
             assert {c.doc_id for c in evidence.cards[:1]} == {info.id}     # the search found its document
-            answer = qa.ask(lib, both, question, client, 8192, conversation=conv, evidence=evidence,
-                            mode="retrieval", target_s=10, prefill_tps=200)
+            answer = qa.ask(qa.Question(lib, both, question, 8192, conv, evidence), client, options)
             own = {(c.doc_id, c.page, c.quote) for c in evidence.cards}
             assert json.loads(answer.raw)["citations"] is not None
             for c in answer.citations:
@@ -228,8 +228,7 @@ def test_two_questions_on_two_documents_cite_their_own_documents(corpus):
         for question, info in asks:                 # a conversation of its own per document, same engine
             refs = [qa.DocRef(1, info.id, "doc.pdf")]
             evidence = find_evidence(lib, refs, question)
-            answer = qa.ask(lib, refs, question, client, 8192, conversation=qa.Conversation(),
-                            evidence=evidence, mode="retrieval", target_s=10, prefill_tps=200)
+            answer = qa.ask(qa.Question(lib, refs, question, 8192, qa.Conversation(), evidence), client, options)
             assert all(c.doc_id == info.id for c in answer.citations)
             print(f"\n{question[:40]}… → {answer.text[:80]!r} cites {[c.page for c in answer.citations]} "
                   f"status {answer.state}")
