@@ -10,6 +10,8 @@ import sys
 
 from app.core.answer.evidence.wording import NOT_ADDRESSED, NOT_BACKED
 
+NOT_ADDRESSED_ANSWER = "The document does not appear to address this (the passages above are the nearest)."
+
 
 
 def evidence_text(evidence) -> str:
@@ -32,6 +34,8 @@ def answer_text(answer) -> str:
     text = answer.text or "(no answer)"
     if answer.headline == "answer":
         lines = [f"Answer: {text}" if answer.evidence is not None else text, ""]
+    elif getattr(answer, "state", "") == "not_addressed":
+        lines = [NOT_ADDRESSED_ANSWER, f"{NOT_BACKED}: \u201c{text}\u201d", ""]
     else:
         lines = [f"{NOT_BACKED}: \u201c{text}\u201d", ""]
     for n, c in enumerate(answer.citations, start=1):

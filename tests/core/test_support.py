@@ -26,16 +26,70 @@ def test_the_convenience_case_of_issue_19():
                     "notice.", answer, q) == "contradicts"
 
 
+def _card_sized(corpus, gold: dict) -> str:
+    """The gold quote as a card shows it: the whole sentences of its page that hold it (the
+    gold quotes are fragments: "within 45 days of discovering the issue")."""
+    import pymupdf
+
+    from app.core.answer.card_prompt import _span, page_sentences
+    with pymupdf.open(corpus / gold["doc"]) as doc:
+        sentences = page_sentences(doc[gold["page"] - 1].get_text())
+    span = _span(sentences, gold["quote"])
+    return " ".join(sentences[span[0]:span[1] + 1]) if span else gold["quote"]
+
+
 def test_gold_quotes_support_gold_answers_and_not_other_answers(corpus):
-    """dev.jsonl: each gold quote against its own gold answer should support; against the
-    answer of another question on the same documents it should not. Measured 0.90 / 0.05
-    (tuning half) and 0.91 / 0.06 (checking half)."""
+    """dev.jsonl: each gold sentence (card-sized) against its own gold answer should support;
+    against the answer of another question on the same documents it should not. Question-aware
+    (ABOUT_TERMS = 1, chosen on the tuning half of the three eval sets), measured with card-sized
+    gold sentences: own 0.87 / another's 0.017 on the tuning half, 0.78 / 0.045 on the checking
+    half (without the question check: 0.91 / 0.040 and 0.89 / 0.125)."""
     qs = [q for q in dev_questions() if q["type"] != "unanswerable"]
-    own = [supports(g["quote"], q["answer"], q["question"]) for q in qs for g in q["gold"]]
-    other = [supports(g["quote"], o["answer"], o["question"]) for q in qs for g in q["gold"]
+    sentence = {(q["id"], i): _card_sized(corpus, g) for q in qs for i, g in enumerate(q["gold"])}
+    own = [supports(sentence[q["id"], i], q["answer"], q["question"]) for q in qs for i, _ in enumerate(q["gold"])]
+    other = [supports(sentence[q["id"], i], o["answer"], o["question"]) for q in qs for i, _ in enumerate(q["gold"])
              for o in qs if o is not q and o["docs"] == q["docs"]]
     share_own = own.count("supports") / len(own)
     share_other = other.count("supports") / len(other)
-    print(f"\ngold quote supports its answer {share_own:.2f} (n={len(own)}), "
-          f"another answer {share_other:.2f} (n={len(other)}); contradicts own {own.count('contradicts')}")
-    assert share_own >= 0.85 and share_other <= 0.10 and own.count("contradicts") == 0
+    print(f"\ngold sentence supports its answer {share_own:.2f} (n={len(own)}), "
+          f"another answer {share_other:.3f} (n={len(other)}); contradicts own {own.count('contradicts')}")
+    assert share_own >= 0.75 and share_other <= 0.05 and own.count("contradicts") <= 2
+
+
+def test_a_quote_that_shares_only_a_number_with_the_answer_is_not_support():
+    """Seen with a real 1.5B model: a follow-up about leaving a statement of work answered "15
+    days' notice" under the first question's sentence on the review period, marked as support."""
+    q = "May the customer walk away from a statement of work without cause, and on how much notice?"
+    review = ('Customer will have 15 days (the "Test Period") to review and test each Deliverable that is '
+              "subject to acceptance.")
+    assert supports(review, "The customer must give the supplier 15 days' notice.", q) == "unclear"
+    assert supports(review, "15 days.", "How long does the customer have to review a deliverable?") == "supports"
+    assert supports("Customer may terminate any SOW for convenience on 30 days' prior written notice.",
+                    "Yes, on 30 days' notice.", q) == "supports"
+
+
+def test_a_short_chinese_duration_is_a_figure():
+    """"一年" (the 1.5B model's whole answer) is the figure 1 before a unit of time; "一个合同" is not."""
+    assert numbers("一年内不行使") == {"1"} and numbers("一个合同") == set() and numbers("一个月") == {"1"}
+    q = "法律和合同都没有规定解除权行使期限时，解除权人多长时间不行使解除权就会失去该权利？"
+    assert supports("法律没有规定或者当事人没有约定解除权行使期限，自解除权人知道或者应当知道解除事由之日起一年内不行使，"
+                    "或者经对方催告后在合理期限内不行使的，该权利消灭。", "一年", q) == "supports"
+    assert supports("约定交付期限的，出卖人可以在该交付期限内的任何时间交付。", "一年", q) == "unclear"
+
+
+def test_a_chinese_quote_about_another_right_does_not_back_a_bare_figure():
+    """The 1.5B model answered "五年" (wrong: 一年) and the card it matched was about 撤销权, not
+    解除权; words every article of a code has (没有, 行使, 权利, 时间) say nothing of what it is about."""
+    q = "法律和合同都没有规定解除权行使期限时，解除权人多长时间不行使解除权就会失去该权利？"
+    assert supports("自债务人的行为发生之日起五年内没有行使撤销权的，该撤销权消灭。", "五年", q) == "unclear"
+    assert supports("个人信息保护影响评估报告和处理情况记录应当至少保存三年。", "三年", "个人信息保护影响评估报告需要保存多长时间？") \
+        == "supports"
+
+
+def test_a_clause_number_opening_a_quote_is_not_a_figure():
+    """"2.35. “SOW” means …" contradicted a right "30 days' notice" answer by its clause number."""
+    assert numbers("2.35. “SOW” means an order") == set() and numbers("12. Governing Law") == set()
+    assert numbers("30 days' notice.") == {"30"} and numbers("1.5% per month") == {"1.5"}
+    q = "May the customer walk away from a statement of work without cause, and on how much notice?"
+    assert supports("2.35. “SOW” means an order or other statement of work for Services that is executed by the "
+                    "parties and references this Agreement.", "On 30 days' notice to Provider.", q) == "unclear"

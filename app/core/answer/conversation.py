@@ -31,11 +31,26 @@ class Passage:
     page: int
     text: str
     best: bool = False            # retrieval's (or the model's) first choice: marked in the prompt
+    ids: tuple[str, ...] = ()     # an evidence card's passage: the card ids it holds ("E1"), the
+    quotes: tuple[str, ...] = ()  # cards' quotes (the model cites the id; the quote is the citation)
+    clause: str = ""              # the clause the card sits in, named in its heading
 
     @property
     def block(self) -> str:
+        if self.ids:
+            clause = f" · {self.clause}" if self.clause else ""
+            return f"[{', '.join(self.ids)}] doc {self.doc}, p. {self.page}{clause}\n{self.text.strip()}"
         mark = f" {BEST_MARK}" if self.best else ""
         return f"[doc {self.doc}, p. {self.page}]{mark}\n{self.text.strip()}"
+
+
+@dataclass(frozen=True)
+class CardRef:
+    """An evidence card as the conversation's context holds it: its id and where its quote is."""
+    id: str
+    doc: int
+    page: int
+    quote: str
 
 
 @dataclass
@@ -43,6 +58,7 @@ class Turn:
     passages: list[Passage]       # what this turn added to the context (whole documents: one block each)
     question: str
     reply: str                    # the model's raw reply, as generated: it is part of the prefix
+    cards: list[str] = field(default_factory=list)   # the card ids this question was given to cite
 
 
 @dataclass
@@ -67,6 +83,22 @@ class Conversation:
         return any(p.doc == doc and p.page == page and (text.strip() in p.text or p.text == text)
                    for p in self.passages())
 
+    def card_refs(self, extra: list[Passage] = ()) -> dict[str, CardRef]:
+        """Every evidence card in the context (and in `extra`), by id."""
+        out = {}
+        for p in self.passages() + list(extra):
+            for card_id, quote in zip(p.ids, p.quotes):
+                out[card_id] = CardRef(card_id, p.doc, p.page, quote)
+        return out
+
+    def card_id(self, doc: int, page: int, quote: str) -> str | None:
+        """The id of a card already in the context with this quote, if any."""
+        return next((c.id for c in self.card_refs().values()
+                     if (c.doc, c.page, c.quote) == (doc, page, quote)), None)
+
+    def next_card_number(self) -> int:
+        return len(self.card_refs()) + 1
+
     def context_text(self, extra: list[Passage] = ()) -> str:
         """All document text the model may quote from (for the answer schema)."""
         blocks = [self.whole_text] if self.mode == "whole-document" else []
@@ -77,18 +109,22 @@ class Conversation:
         return self.last_prompt_tokens + self.last_reply_tokens
 
     # --- the messages ---------------------------------------------------------------------------
-    def messages(self, question: str, new: list[Passage]) -> list[dict]:
-        """System prompt, then each earlier turn exactly as sent and answered, then this one."""
+    def messages(self, question: str, new: list[Passage], cards: list[str] = ()) -> list[dict]:
+        """System prompt, then each earlier turn exactly as sent and answered, then this one.
+        `cards`: the evidence card ids this question may cite (its own cards, new or already
+        in the context)."""
         msgs = [{"role": "system", "content": prompts.template("system")}]
         for i, turn in enumerate(self.turns):
-            msgs.append({"role": "user", "content": self._user(i, turn.passages, turn.question)})
+            msgs.append({"role": "user", "content": self._user(i, turn.passages, turn.question, turn.cards)})
             msgs.append({"role": "assistant", "content": turn.reply})
-        msgs.append({"role": "user", "content": self._user(len(self.turns), new, question)})
+        msgs.append({"role": "user", "content": self._user(len(self.turns), new, question, list(cards))})
         return msgs
 
-    def _user(self, index: int, passages: list[Passage], question: str) -> str:
+    def _user(self, index: int, passages: list[Passage], question: str, cards: list[str] = ()) -> str:
         shown = [p.text for t in self.turns[:index] for p in t.passages] + [p.text for p in passages]
-        q = prompts.question_text(question, self.whole_text or "\n".join(shown))  # its answer language
+        q = prompts.question_text(question, self.whole_text or "\n".join(shown), cards)  # its answer language
+        if cards:                          # the question reads its own evidence cards (the same
+            return self._cards_user(index, passages, q)   # in whole-document mode: after the documents)
         if self.mode == "whole-document":
             if index == 0:                 # the first turn is the prompt of a one-off question, so a
                 return prompts.messages(self.whole_text, question, whole=True)[1]["content"]  # read's KV fits
@@ -99,11 +135,22 @@ class Conversation:
         ctx = prompts.template(name).format(documents="\n\n".join(p.block for p in passages))
         return f"{ctx}\n\n{q}"
 
+    def _cards_user(self, index: int, passages: list[Passage], q: str) -> str:
+        """A question with evidence cards: the documents first (whole-document mode's first
+        turn, the same text a background reading holds), then the cards it adds, then the
+        question naming the cards it may cite."""
+        parts = []
+        if self.mode == "whole-document" and index == 0:
+            parts.append(prompts.template("context_whole").format(documents=self.whole_text))
+        if passages:
+            parts.append(prompts.template("context_cards").format(documents="\n\n".join(p.block for p in passages)))
+        return "\n\n".join(parts + [q])
+
     def add(self, passages: list[Passage], question: str, reply: str, prompt_tokens: int,
-            reply_tokens: int) -> None:
+            reply_tokens: int, cards: list[str] = ()) -> None:
         if not self.turns:
             self.first_prompt_tokens = prompt_tokens
-        self.turns.append(Turn(list(passages), question, reply))
+        self.turns.append(Turn(list(passages), question, reply, list(cards)))
         self.last_prompt_tokens, self.last_reply_tokens = prompt_tokens, reply_tokens
 
     def begin(self, doc_ids: list[int], mode: str, budget: int, whole_text: str = "") -> None:
@@ -120,11 +167,17 @@ class Conversation:
 
     @classmethod
     def from_dict(cls, data: dict) -> "Conversation":
-        turns = [Turn([Passage(**p) for p in t["passages"]], t["question"], t["reply"])
+        turns = [Turn([_passage(p) for p in t["passages"]], t["question"], t["reply"], list(t.get("cards", [])))
                  for t in data.get("turns", [])]
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k != "turns"}
         known["doc_ids"] = tuple(known.get("doc_ids", ()))
         return cls(**known, turns=turns)
+
+
+def _passage(data: dict) -> Passage:
+    known = {k: v for k, v in data.items() if k in Passage.__dataclass_fields__}
+    known["ids"], known["quotes"] = tuple(known.get("ids", ())), tuple(known.get("quotes", ()))
+    return Passage(**known)
 
 
 def _path(doc_ids: list[int], model: str, thread: int = 0) -> Path:

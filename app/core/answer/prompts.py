@@ -90,6 +90,19 @@ def answer_schema(quotes: list[str], max_chars: int, lang: str | None = None) ->
     return schema
 
 
+def card_schema(card_ids: list[str], max_chars: int, lang: str | None = None) -> dict:
+    """The reply's schema when the question reads evidence cards: the answer as in
+    answer_schema, the citations the ids of this question's own cards (never another
+    question's: a follow-up cannot fall back on the sentence an earlier answer cited), none
+    at all when the documents do not state the answer ("The document does not say.")."""
+    schema = answer_schema([], max_chars, lang)
+    schema["properties"]["citations"] = {
+        "type": "array", "maxItems": min(3, len(card_ids)),
+        "items": {"type": "object", "properties": {"card": {"enum": list(card_ids)}},
+                  "required": ["card"], "additionalProperties": False}}
+    return schema
+
+
 NOT_STATED = {"en": "The document does not say.", "zh": "文件没有规定。"}
 
 
@@ -126,11 +139,15 @@ def language_missed(question: str, answer: str) -> str | None:
     return LANGUAGE_MISSED[lang] if language(answer) != lang else None
 
 
-def question_text(question: str, documents: str = "") -> str:
+def question_text(question: str, documents: str = "", cards=()) -> str:
     """The question as sent, with its answer language; `documents` (their text, or a sample
-    of it) adds the cross-language line when they are in the other language."""
+    of it) adds the cross-language line when they are in the other language; `cards`: the
+    evidence card ids it is to answer from and cite."""
     lang = language(question)
-    q = template(f"question_{lang}").format(question=question.strip())
+    if cards:
+        q = template(f"question_cards_{lang}").format(question=question.strip(), cards=", ".join(cards))
+    else:
+        q = template(f"question_{lang}").format(question=question.strip())
     if documents and language(documents[:20000]) != lang:
         q = f"{q}\n{ANSWER_LANGUAGE[lang]}"
     return q

@@ -20,9 +20,9 @@ from app.core.answer.budget import (
     reading_seconds,
     time_budget_tokens,
 )
-from app.core.answer import injection, question_check
+from app.core.answer import card_prompt, injection, question_check, verdict
 from app.core.answer import rerank as reranking
-from app.core.answer.citations import Citation, quotable, with_support
+from app.core.answer.citations import Citation, quotable, quote_too_short, with_support
 from app.core.answer.citations import verify as verify_quote
 from app.core.answer import passage_cut
 from app.core.answer.conversation import Conversation, Passage, Turn
@@ -218,15 +218,19 @@ def count_tokens(client, msgs: list[dict]) -> int:
 
 
 def answer_schema(context: str, question: str, msgs: list[dict] | None = None,
-                  prompt_tokens: int | None = None) -> dict:
-    """The JSON schema the reply is generated under: quotes from this context only, the
-    answer begun in the question's language and bounded in characters by what the token
-    budget holds in it (the prompt's own characters per token when it is written in it)."""
+                  prompt_tokens: int | None = None, cards: list[str] = ()) -> dict:
+    """The JSON schema the reply is generated under: quotes from this context only (or, given
+    `cards`, the ids of the question's evidence cards), the answer begun in the question's
+    language and bounded in characters by what the token budget holds in it (the prompt's
+    own characters per token when it is written in it)."""
     lang = textnorm.language(question)
     ratio = None
     if msgs and prompt_tokens and textnorm.language(context[:20000]) == lang:
         ratio = sum(len(m["content"]) for m in msgs) / prompt_tokens
-    return prompts.answer_schema(quotable(context), prompts.answer_chars(lang, ANSWER_TOKENS, ratio), lang)
+    chars = prompts.answer_chars(lang, ANSWER_TOKENS, ratio)
+    if cards:
+        return prompts.card_schema(list(cards), chars, lang)
+    return prompts.answer_schema(quotable(context), chars, lang)
 
 
 @dataclass(frozen=True)
@@ -271,6 +275,7 @@ class Prompt:
     ranked: list                       # retrieval's pages (reused for the warnings)
     schema: dict                       # the reply's JSON schema
     reading: Reading                   # said before the engine reads
+    cards: list[str] = ()              # the evidence card ids this question reads and may cite
 
 
 @dataclass(frozen=True)
@@ -315,7 +320,7 @@ def ask(request: Question, client: ChatBackend, options: AskOptions = AskOptions
     conv = request.conversation if request.conversation is not None else Conversation()
     # the caller (app.service) holds the documents' locks: a removal waits for this answer
     plan = choose_context(library, refs, question, client, context_tokens, conv, options, listen, evidence)
-    prompt = build_prompt(library, refs, question, client, conv, plan, options)
+    prompt = build_prompt(library, refs, question, client, conv, plan, options, evidence)
     if listen.on_reading:
         listen.on_reading(prompt.reading)
     reply = generate(client, question, conv, prompt, options, listen, asked)
@@ -371,22 +376,32 @@ def _go_whole(conv: Conversation, doc_ids: list[int], budget: int, whole: str) -
 
 
 def build_prompt(library, refs: list[DocRef], question: str, client: ChatBackend, conv: Conversation,
-                 plan: ContextPlan, options: AskOptions) -> Prompt:
+                 plan: ContextPlan, options: AskOptions, evidence=None) -> Prompt:
     """This turn's messages within the plan's budget (a new context when the conversation no
-    longer fits), the reply's schema, and what the engine will read anew."""
+    longer fits), the reply's schema, and what the engine will read anew. With `evidence`
+    (cards shown), the question reads its own cards, follow-ups included."""
     new_context = plan.new_context
-    msgs, new, used, ranked = _build(library, refs, question, client, conv, plan.room, plan.budget, plan.ranked)
+    cards = evidence.cards if evidence is not None else []
+
+    def build(ranked):
+        if cards:
+            msgs, new, used, ids = _build_cards(library, question, client, conv, plan.room, plan.budget, cards)
+            return msgs, new, used, ranked or [], ids
+        return (*_build(library, refs, question, client, conv, plan.room, plan.budget, ranked), [])
+
+    msgs, new, used, ranked, ids = build(plan.ranked)
     if used > plan.room:                 # the conversation no longer fits: a new context
         new_context = True
         conv.begin([r.doc_id for r in refs], conv.mode, plan.budget, whole_text=conv.whole_text)
-        msgs, new, used, ranked = _build(library, refs, question, client, conv, plan.room, plan.budget, ranked)
+        msgs, new, used, ranked, ids = build(ranked)
     fresh = max(0, used - conv.cached_tokens_estimate()) if conv.turns else (0 if options.cached else used)
     if conv.mode == "whole-document" and options.cached and not conv.last_prompt_tokens:   # holds the read
         fresh = max(0, used - count_tokens(client, prompts.messages(conv.whole_text, "", whole=True)))
     reading = Reading(conv.mode, used, fresh, len(new) if conv.mode == "retrieval" else len(refs),
                       plan.budget, reading_seconds(fresh, options.prefill_tps), new_context, plan.choice)
-    schema = answer_schema(conv.context_text(new), question, msgs, used)
-    return Prompt(msgs, new, used, ranked, schema, reading)
+    context = "\n\n".join(p.block for p in new) if ids else conv.context_text(new)
+    schema = answer_schema(context, question, msgs, used, ids)
+    return Prompt(msgs, new, used, ranked, schema, reading, ids)
 
 
 def generate(client: ChatBackend, question: str, conv: Conversation, prompt: Prompt, options: AskOptions,
@@ -397,7 +412,7 @@ def generate(client: ChatBackend, question: str, conv: Conversation, prompt: Pro
     (`asked`: when the question came, the start of the first-token target)."""
     start = time.perf_counter()
     plan = None
-    if options.cut_passages and options.target_s and conv.mode == "retrieval":
+    if options.cut_passages and options.target_s and conv.mode == "retrieval" and not prompt.cards:
         left = options.target_s - (start - (asked or start))
         plan = passage_cut.request_plan(conv, question, prompt.passages, prompt.messages, left)
     result = client.chat(prompt.messages, json_schema=prompt.schema, max_tokens=ANSWER_TOKENS,
@@ -405,7 +420,8 @@ def generate(client: ChatBackend, question: str, conv: Conversation, prompt: Pro
                          **_optional(on_progress=listen.on_progress, stall_s=options.stall_s, passage_plan=plan))
     outcome = getattr(result, "passages", None) if plan else None
     read = passage_cut.kept(prompt.passages, outcome)
-    conv.add(read, question, result.text, result.prompt_tokens or prompt.tokens, result.completion_tokens)
+    conv.add(read, question, result.text, result.prompt_tokens or prompt.tokens, result.completion_tokens,
+             cards=prompt.cards)
     usage = Usage(result.prompt_tokens, result.cached_tokens, result.completion_tokens)
     return Reply(result.text, result.ttft_s, usage, start, getattr(result, "cut", ""),
                  passage_cut.warning(outcome, options.prefill_tps), len(prompt.passages) - len(read))
@@ -420,8 +436,18 @@ def verify(library, refs: list[DocRef], question: str, conv: Conversation, promp
     if len(text) >= prompts.answer_bound(prompt.schema) and not text.endswith("…"):
         text += " …"                              # the schema's bound closed it mid-sentence
     pages: dict[int, dict[int, str]] = {}
+    if prompt.cards:                              # card ids → the cards' quotes, checked like any quote
+        cites = verdict.cited_cards(cites, conv.card_refs(), prompt.cards)
     citations = with_support(_verify_all(library, refs, cites, pages), text, question)
     warnings = _warnings(library, refs, question, conv, pages, prompt.ranked, evidence)
+    judged = verdict.judge(text, citations, question, evidence, verdict.abstains(text),
+                           lambda: _context_sentences(library, refs, conv, prompt, pages))
+    text, citations, status = judged.text, judged.citations, judged.status
+    warnings[:0] = judged.warnings
+    if status == verdict.NOT_ADDRESSED and evidence is not None and evidence.addressed:
+        named = ", ".join(f"p. {c.page}" for c in evidence.cards[:3]) or "none"
+        warnings.append(f"The document does not appear to address this (closest passages: {named}); "
+                        "the model found no answer in them.")
     if reply.cut:
         warnings.insert(0, f"The engine stopped the reply early ({reply.cut}); this is what it wrote until then.")
     if reply.fewer:
@@ -430,7 +456,7 @@ def verify(library, refs: list[DocRef], question: str, conv: Conversation, promp
         warnings.insert(0, missed)
     reading = prompt.reading
     return Answer(text=text, citations=citations, mode=conv.mode, warnings=warnings, evidence=evidence,
-                  not_stated=is_not_stated(text, citations), raw=reply.raw,
+                  not_stated=is_not_stated(text, citations), raw=reply.raw, status=status,
                   timing=Timing(ttft_s=round(reply.ttft_s, 3), total_s=round(time.perf_counter() - reply.started, 3),
                                 estimated_ttft_s=reading.seconds),
                   usage=reply.usage,
@@ -473,6 +499,74 @@ def _warnings(library, refs, question: str, conv: Conversation,
 def _optional(**kwargs) -> dict:
     """Keyword arguments a backend takes only when they are set (test doubles need not)."""
     return {k: v for k, v in kwargs.items() if v is not None}
+
+
+def _context_sentences(library, refs: list[DocRef], conv: Conversation, prompt: Prompt,
+                       pages: dict[int, dict[int, str]]) -> list[Citation]:
+    """The sentences the model read around this question's cards (its card passages, new or
+    already in the context), each checked against its page: what a right answer that cited the
+    wrong card may be rescued by."""
+    by_number = {r.number: r for r in refs}
+    ids = set(prompt.cards)
+    out = []
+    for passage in conv.passages():
+        ref = by_number.get(passage.doc)
+        if ref is None or not ids & set(passage.ids):
+            continue
+        for sentence in card_prompt.page_sentences(passage.text):
+            if quote_too_short(sentence):
+                continue
+            cit = verify_quote(ref.doc_id, ref.label, passage.page, sentence, page_texts(library, ref.doc_id, pages))
+            if cit.verified:
+                out.append(cit)
+    return out
+
+
+def _card_ids(conv: Conversation, cards: list) -> tuple[list[tuple[str, object]], list[str]]:
+    """Ids for this question's cards: one already in the context keeps its id (it is not sent
+    again), a new one gets the next ("E6" after five). Returns (new cards with their ids,
+    every id of this question's cards, best first)."""
+    number = conv.next_card_number()
+    new, ids = [], []
+    for card in cards:
+        card_id = conv.card_id(card.number, card.page, card.quote) or \
+            next((i for i, c in new if (c.number, c.page, c.quote) == (card.number, card.page, card.quote)), None)
+        if card_id is None:
+            card_id, number = f"E{number}", number + 1
+            new.append((card_id, card))
+        if card_id not in ids:
+            ids.append(card_id)
+    return new, ids
+
+
+def _build_cards(library, question, client, conv: Conversation, room: int, budget: int, cards: list):
+    """This turn's messages when the question has evidence cards: its new cards, each with the
+    sentences around it as far as the budget goes (a follow-up a share of the first prompt's),
+    never less than the cards themselves; whole documents need the cards only."""
+    new, ids = _card_ids(conv, cards)
+    texts: dict[tuple[int, int], str] = {}
+
+    def page_text(card) -> str:
+        key = (card.doc_id, card.page)
+        if key not in texts:
+            texts[key] = library.page_text(card.doc_id, card.page)
+        return texts[key]
+
+    if conv.mode == "whole-document":
+        limit = 0                        # the pages are in the context: the cards point into them
+    elif conv.turns:
+        first = min(conv.first_budget, conv.first_prompt_tokens or conv.first_budget)
+        limit = int(first * FOLLOW_UP_SHARE) - estimate_tokens(question + conv.turns[-1].reply) - TEMPLATE_MARGIN
+    else:
+        limit = min(budget, room) - estimate_tokens(prompts.template("system") + question) - TEMPLATE_MARGIN
+    passages = card_prompt.card_passages(new, page_text, max(limit, 0), context=conv.mode != "whole-document")
+    msgs = conv.messages(question, passages, ids)
+    used = count_tokens(client, msgs)
+    if used > room and limit > 0:        # the context first, never the cards
+        passages = card_prompt.card_passages(new, page_text, 0)
+        msgs = conv.messages(question, passages, ids)
+        used = count_tokens(client, msgs)
+    return msgs, passages, used, ids
 
 
 def _build(library, refs, question, client, conv: Conversation, room: int, budget: int, ranked=None):

@@ -14,6 +14,13 @@
 - "unclear": anything else, shown as "does not obviously support it". Across languages
   (a Chinese answer citing an English clause) only agreeing figures can support.
 
+Question-aware: a quote supports (or contradicts) only when it is about the question — it
+holds one of the question's key terms (ABOUT_TERMS; words every clause of a contract has,
+"party", "agreement", "customer", do not count), two when only a figure backs the answer. A quote that merely shares a number with the
+answer ("Customer will have 15 days to review …" cited for "the customer must give 15 days'
+notice" to end a statement of work) is "unclear", and so is one whose figures differ while it
+speaks of something else (it contradicts nothing the question asked).
+
 Lexical, not semantic: cheap, explainable, no model. Measured on dev.jsonl with the gold
 quote and gold answer (should support) against the gold quote and another question's
 answer about the same document (should not): see tests/core/test_support.py and the figures in
@@ -33,6 +40,14 @@ ANSWER_SHARE = 0.25     # of the answer's content words found in the quote
 WITH_FIGURES = 0.15     # the same when a figure of the answer is in the quote
 QUESTION_SHARE = 0.4    # of the question's, for a bare "Yes." / "No."
 POLARITY_SHARE = 0.5    # of the question's, before a yes/no against the quote's negation counts
+ABOUT_TERMS = 1         # of the question's key terms a quote holds, before it is about the question at all
+FIGURE_ABOUT_TERMS = 2  # the same when all the quote backs is a figure ("15 days")
+# Words nearly every sentence of a contract or a law has: they say nothing of what a sentence is about.
+_GENERIC = frozenset("""party parties agreement contract document customer provider supplier vendor company
+section clause term terms may must shall will does what which when how who whom where this that under
+time long much many soon once before after over against get give
+合同 协议 双方 当事人 规定 条款 法律 本法 一方 甲方 乙方 没有 行使 时间 权利 可以 应当 是否 什么 多长 多少
+哪些 如果 以及 期间""".split())
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _WORD_NUMBER = {w: str(i) for i, w in enumerate(
@@ -44,6 +59,8 @@ _WORD_NUMBER_RE = re.compile(r"\b(?:" + "|".join(sorted(_WORD_NUMBER, key=len, r
 # Section references are where a figure is, not the figure: "Section 5.2(b)", "第五百零六条".
 _REFERENCE = re.compile(r"(?:sections?|clauses?|articles?|§|paragraphs?|annex|schedule|exhibit)\s*"
                         r"\d+(?:\.\d+)*(?:\s*\([a-z0-9]+\))*|第[零〇一二两三四五六七八九十百千\d]+[条款项章节编]", re.I)
+# A clause's own number at the start of a quote ("2.35. “SOW” means …", "12. Governing Law"): not a figure.
+_LEADING_NUMBER = re.compile(r"^\s*\d+(?:\.\d+)*\.\s+(?=[\"“'(a-z])", re.I)
 _NEG_EN = re.compile(r"\b(?:not|no|never|none|nothing|neither|nor|cannot|without|exclude[sd]?)\b|n't\b", re.I)
 _NEG_ZH = re.compile(r"不|没有|无|未|非|禁止")
 _YES = re.compile(r"^\s*(?:yes\b|是的|是。|可以|能|有权|应当|会)", re.I)
@@ -55,7 +72,7 @@ _NOTHING_OWED = re.compile(r"\b(?:owes?|pay|pays|payable|due)\s+(?:nothing|no\b|
 def numbers(text: str) -> set[str]:
     """Figures in a text, normalised ("1,850.00" → "1850", "three" → "3", "二十" → "20");
     section references ("Section 5.2", "第五百零六条") are left out."""
-    text = _REFERENCE.sub(" ", normalize(text))
+    text = _REFERENCE.sub(" ", _LEADING_NUMBER.sub(" ", normalize(text)))
     out = set()
     for m in _NUMBER.finditer(text):
         try:
@@ -70,7 +87,9 @@ def numbers(text: str) -> set[str]:
     return out
 
 
-_CN_NUMBER = re.compile(r"[零〇一二两三四五六七八九十百千万]{2,}|[二三四五六七八九十](?=[日天月年个%])")
+# "一" alone is "a"/"one" everywhere; before a unit of time it is a figure ("一年内", "一个月").
+_CN_NUMBER = re.compile(r"[零〇一二两三四五六七八九十百千万]{2,}|[二三四五六七八九十](?=[日天月年个%])"
+                        r"|一(?=[日天月年周]|个月|个工作日|个小时)")
 
 
 def _figure(value: float) -> str:
@@ -89,10 +108,24 @@ def _share(terms: list[str], quote: str) -> float:
     if not terms:
         return 0.0
     idx = index_text(quote).casefold()
-    prefixes = {w[:5] for w in idx.split()}
+    prefixes = {w[:5] for w in re.findall(r"\w+", idx)}     # "(Damages" is the word "damages"
     plain = "".join(quote.split()).casefold()   # Chinese words as written, not as bigrams
     got = sum(1 for t in terms if (phrase_word(t) in plain if not t.isascii() else t[:5] in prefixes))
     return got / len(terms)
+
+
+def about_terms(question: str, quote: str) -> int | None:
+    """How many of the question's key terms the quote holds; None when there is nothing to
+    count (the question has none, or it is in the other language than the quote)."""
+    terms = [t for t in _terms(question) if t.casefold() not in _GENERIC]
+    if not terms or across(question, quote):
+        return None
+    return round(_share(terms, quote) * len(terms))
+
+
+def across(question: str, quote: str) -> bool:
+    """A question in one language about a quote in the other: no shared words to count."""
+    return (cjk_count(question) > len(question) // 4) != (cjk_count(quote) > len(quote) // 4)
 
 
 def supports(quote: str, answer: str, question: str) -> str:
@@ -101,13 +134,16 @@ def supports(quote: str, answer: str, question: str) -> str:
         return "unclear"
     if looks_like_instruction(quote):
         return "contradicts"        # words aimed at the model are no evidence
+    q_terms = _terms(question)
+    on_question = _share(q_terms, quote)
+    about = about_terms(question, quote)
+    if about is not None and about < ABOUT_TERMS:
+        return "unclear"            # about something else, whatever figures it shares
     a_nums, q_nums = numbers(answer) - numbers(question), numbers(quote)
     if _NOTHING_OWED.search(answer) and q_nums:
         return "contradicts"        # "owes nothing" against a quote that states an amount
     if a_nums and q_nums and not a_nums & q_nums:
         return "contradicts"        # different figures
-    q_terms = _terms(question)
-    on_question = _share(q_terms, quote)
     polarity = "yes" if _YES.match(answer) else "no" if _NO.match(answer) else ""
     if polarity and on_question >= POLARITY_SHARE and (polarity == "no") != _negated(quote):
         return "contradicts"        # "No." against "either party may terminate for convenience"
@@ -115,7 +151,7 @@ def supports(quote: str, answer: str, question: str) -> str:
     overlap = _share(own, quote)
     if a_nums & q_nums:             # a figure of the answer is in the quote
         across = (cjk_count(answer) > 0) != (cjk_count(quote) > 0)   # no shared words to count
-        short = len(own) <= 2           # "US$1,000 (Section 21)."
+        short = len(own) <= 2 and (about is None or about >= FIGURE_ABOUT_TERMS)   # "US$1,000 (Section 21)."
         enough = overlap >= WITH_FIGURES or on_question >= QUESTION_SHARE
         return "supports" if across or short or enough else "unclear"
     if len(own) <= 2:               # "Yes." / "四年。": the question says what is claimed

@@ -97,6 +97,16 @@ class Answer:
     context: ContextInfo | None = None
     warnings: list[str] = field(default_factory=list)   # instruction-like text found; nothing convincing found
     evidence: object | None = None        # app.core.answer.evidence.Evidence: the cards shown first
+    status: str = ""                      # "answer" | "not_backed" | "not_addressed" (app.core.answer.verdict);
+                                          # "" for an answer built elsewhere: `supported` decides
+
+    @property
+    def state(self) -> str:
+        """What the answer is shown as: "answer" (it leads), "not_backed" (the evidence leads,
+        the model's text under it) or "not_addressed" (the documents do not appear to address it)."""
+        if self.status:
+            return self.status
+        return "answer" if self.supported else "not_backed"
 
     @property
     def supported(self) -> bool:
@@ -110,13 +120,14 @@ class Answer:
         """What leads: "answer" (the model's, backed by its citations) or "evidence" (the
         cards; the model's summary is shown under them as not backed by these passages).
         Without evidence cards (a review's parts) the answer leads as before."""
-        return "answer" if self.evidence is None or self.supported else "evidence"
+        return "answer" if self.evidence is None or self.state == "answer" else "evidence"
 
     def to_dict(self) -> dict:
         return {**({"evidence": self.evidence.to_dict()} if self.evidence is not None else {}),
                 "answer": self.text, "citations": [c.to_dict() for c in self.citations],
                 "mode": self.mode, "not_stated": self.not_stated,
-                **({"headline": self.headline, "supported": self.supported} if self.evidence is not None else {}),
+                **({"headline": self.headline, "supported": self.supported, "status": self.state}
+                   if self.evidence is not None else {}),
                 "engine": _dict(self.engine), "timing": _dict(self.timing), "usage": _dict(self.usage),
                 "context": _dict(self.context), "warnings": self.warnings}
 

@@ -1,0 +1,166 @@
+"""What an answer is shown as, once its citations are checked: the answer itself (backed by a
+shown card that carries its facts and is about the question), the model's text under the
+evidence as not backed, or "the document does not appear to address this" above the nearest
+passages.
+
+- Citations name card ids; each becomes the card's quote, checked against its page like any.
+- A right answer that cited the wrong card is rescued by the shown card that does carry its
+  facts: that card is put first, marked as such, and backs the answer.
+- The model saying the documents do not state it, or the evidence's own "not addressed" with
+  nothing backing the model's text, or an unbacked answer whose figures are in none of the
+  passages the model read, is said as "not addressed".
+- The model repeating its instructions (a small model's echo of the system prompt) is never an
+  answer: its text is dropped and the user told why.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from app.core import textnorm
+from app.core.answer import prompts
+from app.core.answer.citations import Citation
+from app.core.answer.support import across, numbers, supports
+
+ANSWER = "answer"              # the model's answer leads: a cited (or rescued) card backs it
+NOT_BACKED = "not_backed"      # the evidence leads; the model's text sits under it, not backed
+NOT_ADDRESSED = "not_addressed"   # the documents do not appear to address the question
+
+RESCUED = "the card that states the answer (the model cited another)"
+RESCUED_CONTEXT = "the sentence beside a card that states the answer (the model cited another)"
+ECHO_WORDS = 6                 # a run of this many words of the instructions in an answer is an echo
+ECHO_CJK = 10                  # the same in Chinese characters
+INVENTED = "The model's figures are in none of the passages it read: they do not come from the documents."
+ECHO_WARNING = "The model repeated its instructions instead of answering; that text is not shown."
+PROMPT_PARTS = ("system", "question_en", "question_zh", "question_cards_en", "question_cards_zh",
+                "context_cards", "context_retrieval", "context_more", "context_whole")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    text: str
+    citations: list[Citation]
+    status: str
+    warnings: list[str]
+
+
+def cited_cards(cites: list[dict], cards: dict, allowed: list[str]) -> list[dict]:
+    """The model's {"card": "E2"} citations as (doc, page, quote) of those cards (ids outside
+    this question's cards, or unknown, are dropped: the schema allows none)."""
+    out = []
+    for c in cites:
+        card = cards.get(str(c.get("card", "")))
+        if card is not None and card.id in allowed:
+            out.append({"doc": card.doc, "page": card.page, "quote": card.quote})
+    return out
+
+
+def judge(text: str, citations: list[Citation], question: str, evidence, said_not_stated: bool,
+          context=None) -> Verdict:
+    """The answer's status, its citations (a rescuing card first) and the lines the user must see.
+    Without evidence (a review's part) the citations decide alone, as before. `context()`: the
+    sentences around the question's cards that the model read, as verified citations (asked
+    for only when no card backs the answer)."""
+    warnings = []
+    if echoes_instructions(text):
+        text, citations, warnings = "", [replace(c, support="unclear") for c in citations], [ECHO_WARNING]
+    if evidence is None:
+        return Verdict(text, citations, ANSWER if _backed(citations) else NOT_BACKED, warnings)
+    if text and not said_not_stated and not _backed(citations):
+        citations = _rescued(text, citations, question, evidence, context)
+    if text and not said_not_stated and _backed(citations):
+        return Verdict(text, citations, ANSWER, warnings)
+    if said_not_stated or not evidence.addressed or not evidence.cards:
+        return Verdict(text, citations, NOT_ADDRESSED, warnings)
+    if _invented(text, question, evidence, context):
+        return Verdict(text, citations, NOT_ADDRESSED, warnings + [INVENTED])
+    return Verdict(text, citations, NOT_BACKED, warnings)
+
+
+def _invented(text: str, question: str, evidence, context=None) -> bool:
+    """The answer states figures that none of the passages the model read holds ("AES-256" for
+    a DPA that names no algorithm, "5%" for a stamp duty the code never mentions): it did not
+    come from the documents."""
+    figures = numbers(text) - numbers(question)
+    if not figures:
+        return False
+    read = [c.quote for c in evidence.cards] + [c.quote for c in (context() if context is not None else ())]
+    return not any(figures & numbers(quote) for quote in read)
+
+
+_SAYS_NOTHING = re.compile(r"\b(?:does|do|did)\s+not\s+(?:say|state|specify|mention|address|set)|\bnot\s+"
+                           r"(?:stated|specified|mentioned|addressed)|\bno\s+(?:mention|provision)|"
+                           r"没有(?:规定|说明|提及|明确|写明)|未(?:规定|提及|说明|写明)", re.I)
+ABSTAIN_CHARS = 80            # a longer text that says "没有规定" somewhere is an answer quoting a law
+
+
+def abstains(text: str) -> bool:
+    """The model says the documents do not state the answer: the answer the instructions ask for
+    ("The document does not say.", "文件没有规定。"), or a short line saying so without a figure.
+    Not "法律没有规定或者当事人没有约定解除权行使期限 … 一年内": an answer that quotes a rule."""
+    from app.core.answer.support import numbers
+    said = text.strip()
+    if not said:
+        return False
+    if any(said.startswith(p.rstrip(".。")) for p in prompts.NOT_STATED.values()):
+        return True
+    return len(said) <= ABSTAIN_CHARS and not numbers(said) and bool(_SAYS_NOTHING.search(said))
+
+
+def _backed(citations: list[Citation]) -> bool:
+    verified = [c for c in citations if c.verified]
+    return any(c.support == "supports" for c in verified) and not any(c.support == "contradicts" for c in verified)
+
+
+def _rescued(text: str, citations: list[Citation], question: str, evidence, context=None) -> list[Citation]:
+    """The citations with the first shown card that backs the answer put first, when one does
+    and none of the answer's own citations contradicts it; else the first sentence around the
+    cards (what the model read with them) that does. Never across languages: there only a
+    shared figure could back it, and the English follow-up "30 days" (the law: 3 days) was
+    rescued by a Chinese article on the employer's 30 days' notice."""
+    if any(c.support == "contradicts" for c in citations if c.verified):
+        return citations
+    cited = {(c.doc_id, c.page, c.quote) for c in citations}
+    for card in evidence.cards:
+        if (card.doc_id, card.page, card.quote) in cited or across(question, card.quote):
+            continue
+        if supports(card.quote, text, question) == "supports":
+            rescue = replace(card.citation(), support="supports",
+                             note="; ".join(filter(None, [card.clause, RESCUED])))
+            return [rescue] + list(citations)
+    for cit in context() if context is not None else ():
+        if (cit.doc_id, cit.page, cit.quote) not in cited and not across(question, cit.quote) \
+                and supports(cit.quote, text, question) == "supports":
+            return [replace(cit, support="supports", note=RESCUED_CONTEXT)] + list(citations)
+    return citations
+
+
+def _runs(text: str) -> set[str]:
+    """Word runs (ECHO_WORDS long) and CJK character runs (ECHO_CJK) of a text, normalised."""
+    norm = textnorm.normalize(text)
+    words = re.findall(r"[a-z0-9']+", norm)
+    runs = {" ".join(words[i:i + ECHO_WORDS]) for i in range(len(words) - ECHO_WORDS + 1)}
+    cjk = "".join(ch for ch in norm if textnorm.cjk_count(ch))
+    runs |= {cjk[i:i + ECHO_CJK] for i in range(len(cjk) - ECHO_CJK + 1)}
+    return runs
+
+
+_INSTRUCTION_RUNS: set[str] = set()
+
+
+def _instruction_runs() -> set[str]:
+    if not _INSTRUCTION_RUNS:
+        for name in PROMPT_PARTS:
+            text = re.sub(r"\{[a-z_]+\}", " ", prompts.template(name))
+            _INSTRUCTION_RUNS.update(_runs(text))
+        _INSTRUCTION_RUNS.update(_runs(" ".join(prompts.ANSWER_LANGUAGE.values())))
+    return _INSTRUCTION_RUNS
+
+
+def echoes_instructions(text: str) -> bool:
+    """The answer repeats a run of the prompt's own instructions ("…if it tells you to ignore
+    rules… Answer in Chinese:"): an echo, not an answer. "The document does not say." is the
+    answer the instructions ask for, and is no echo."""
+    if not text.strip() or text.strip() in prompts.NOT_STATED.values():
+        return False
+    return bool(_runs(text) & _instruction_runs())
