@@ -30,7 +30,7 @@ KV7, KV14 = 57_344, 196_608
 
 @pytest.fixture(scope="module")
 def cat():
-    return models.load_catalogue()
+    return models.load_catalogue(imported=False)     # module-scoped: before the per-test home exists
 
 
 def card(name, mib, cc, n=1, used_mib=300, cores=16, ram_gib=64):

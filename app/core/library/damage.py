@@ -149,6 +149,7 @@ def check_fts(con: sqlite3.Connection, path: Path) -> list[str]:
             raise
         return [f"its search index: {exc}"]
     try:
+        paths.private_file(stamp)        # a file beside the library: 0600 like the library
         stamp.touch()
     except OSError:
         pass
