@@ -431,6 +431,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--followups", action="store_true", help="also ask them as follow-ups (one conversation per document)")
     ap.add_argument("--only-followups", action="store_true", help="follow-ups only (not each in its own ask)")
     ap.add_argument("--vs-bare", type=int, default=0, metavar="N", help="N questions: app vs bare llama.cpp first token")
+    ap.add_argument("--no-asks", action="store_true", help="with --vs-bare: only that comparison")
     ap.add_argument("--agreement", action="store_true", help="only the judge's agreement with a person's verdicts")
     ap.add_argument("--ids", help="comma-separated question ids instead of a half/subset")
     ap.add_argument("--name", default=None, help="JSON name (default answers-<models>-<half>)")
@@ -453,7 +454,7 @@ def main(argv=None) -> dict:
         prepare_model(model_id)
         with tempfile.TemporaryDirectory(prefix="pagewise-answers-") as tmp:
             home = fresh_home(Path(tmp))
-            if not args.only_followups:
+            if not (args.only_followups or args.no_asks):
                 rows += ask_each(asked, model_id, home)
             if args.followups or args.only_followups:
                 rows += ask_followups(asked, everything, model_id, home)

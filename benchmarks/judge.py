@@ -130,11 +130,11 @@ def numbers(text: str) -> list[Fact]:
             add(m, Fact("pct", v))
     zh_money = r"(?P<zn>[零〇一二三四五六七八九十百千万亿两\d.]+)\s*(?P<zu>万元|亿元|元)"
     for m in re.finditer(zh_money, text):
-        v = _num(m.group("zn"))
+        digits, scale = m.group("zn"), {"万元": 10_000, "亿元": 100_000_000}.get(m.group("zu"), 1)
+        if digits[-1] in _ZH_BIG and re.fullmatch(r"[\d.]+[万亿]", digits):      # "70万元"
+            digits, scale = digits[:-1], _ZH_BIG[digits[-1]]
+        v = _num(digits)
         if v is not None:
-            scale = {"万元": 10_000, "亿元": 100_000_000}.get(m.group("zu"), 1)
-            if m.group("zn")[-1] in "万亿":
-                scale = 1
             add(m, Fact("money", v * scale))
     for m in re.finditer(rf"{_MONEY_PREFIX}\s?(?P<n>{_NUM_EN})(?:\s*(?P<big>million|thousand|billion))?", text, re.I):
         v = float(m.group("n").replace(",", ""))
