@@ -35,6 +35,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -422,6 +423,29 @@ class _Bare:
         self.llm.close()
 
 
+def rejudge(path: Path) -> dict:
+    """The recorded answers of a run judged again by today's judge; its figures rewritten."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    for row in data["rows"]:
+        if row.get("answer") is None:
+            continue
+        q = {"gold": [] if row["group"] == "unanswerable" else [True]}
+        verdict = judge.judge(row["question"], row["gold"], row["answer"], row["type"], not q["gold"])
+        ans = {"answer": row["answer"], "headline": row.get("headline"), "not_stated": row.get("not_stated"),
+               "evidence": {"addressed": row.get("addressed", True)}}
+        row.update(right=verdict.right, refused=verdict.refused, why=verdict.why, checked=verdict.checked,
+                   bucket=bucket(q, ans, verdict))
+    data["figures"] = figures(data["rows"])
+    show(data["figures"])
+    results = checks(data["figures"])
+    for text, ok in results:
+        print(f"  {common.verdict(ok):6s} {text}")
+    data["checks"] = [{"target": t, "met": ok} for t, ok in results]
+    data["rejudged"] = {"when": time.strftime("%Y-%m-%d %H:%M:%S"), "commit": common.git_commit()}
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    return data
+
+
 # --- main -------------------------------------------------------------------------------------------
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -433,11 +457,15 @@ def main(argv=None) -> dict:
     ap.add_argument("--vs-bare", type=int, default=0, metavar="N", help="N questions: app vs bare llama.cpp first token")
     ap.add_argument("--no-asks", action="store_true", help="with --vs-bare: only that comparison")
     ap.add_argument("--agreement", action="store_true", help="only the judge's agreement with a person's verdicts")
+    ap.add_argument("--rejudge", type=Path, metavar="JSON",
+                    help="judge the answers a run recorded again (the judge changed), figures and all")
     ap.add_argument("--ids", help="comma-separated question ids instead of a half/subset")
     ap.add_argument("--name", default=None, help="JSON name (default answers-<models>-<half>)")
     args = ap.parse_args(argv)
     if args.agreement:
         return agreement()
+    if args.rejudge:
+        return rejudge(args.rejudge)
     everything = load_questions()
     if args.ids:
         wanted = set(args.ids.split(","))

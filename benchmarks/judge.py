@@ -6,9 +6,9 @@ an answer is right when it states the gold answer's main fact: its yes or no, it
 (value and kind of unit: 三十日 = 30 days, 6个月 = six months = 6 months, 百分之二十 = 20 %,
 五千万元 = 50,000,000 of money), and, where the gold has neither, enough of its own words (the
 ones the question did not already use). "Main" is the gold's first part (up to the first ';');
-a comparison's every part, one per document. Section and article numbers in the gold are
-citations, not facts, unless the gold is nothing but a clause (a cross-reference answer such
-as "Section 22.5 …"). An answer that says the document does not say is a refusal, judged apart.
+a comparison's every part, one per document, and a numeric question's every figure. Section
+and article numbers in the gold are citations, not facts, unless the gold is nothing but a
+clause (a cross-reference answer such as "Section 22.5 …"). An answer that says the document does not say is a refusal, judged apart.
 """
 from __future__ import annotations
 
@@ -253,6 +253,7 @@ def new_terms(gold: str, question: str) -> set[str]:
 
 # --- the verdict ----------------------------------------------------------------------------------
 COVERAGE = 0.4          # share of the gold's new words an answer without numbers or yes/no must hold
+ALL_PARTS = ("comparison", "numeric")   # every figure the gold gives is asked for, not only the first
 
 
 @dataclass
@@ -266,11 +267,11 @@ class Verdict:
 def _parts(gold: str, qtype: str) -> list[str]:
     """The gold's main part (comparisons: one per document, "Label: …" after a ';' or a '.'),
     up to the first ';' or '；'."""
-    split = r"[;；]|\.\s+(?=[A-Z][^.:;]{0,60}:)" if qtype == "comparison" else r"[;；]"
+    split = r"[;；]|\.\s+(?=[A-Z][^.:;]{0,60}:)|。(?=[^。：]{1,20}：)" if qtype == "comparison" else r"[;；]"
     parts = [p.strip() for p in re.split(split, gold) if p.strip()]
     if not parts:
         return [gold]
-    return parts if qtype == "comparison" else parts[:1]
+    return parts if qtype in ALL_PARTS else parts[:1]
 
 
 def _part_facts(part: str, asked: list[Fact]) -> list[Fact]:
@@ -314,13 +315,19 @@ def judge(question: str, gold: str, answer: str, qtype: str = "", unanswerable: 
         if mine != polarity:
             return Verdict(False, False, f"says {mine}, gold says {polarity}", checked)
     asked = numbers(question)          # what the question already says is no evidence of knowing
-    per_part = [f for f in (_part_facts(part, asked) for part in _parts(gold, qtype)) if f]
+    parts = _parts(gold, qtype)
+    per_part = [f for f in (_part_facts(part, asked) for part in parts) if f]
     facts = [f for part in per_part for f in part]
     for part in per_part:
         words = " or ".join(f"{f.value:g} {f.kind}" for f in part)
         checked.append(words)
         if not any(has_fact(f, got) for f in part):
             missing.append(words)
+    if qtype == "comparison" and facts:         # a document's part without a number: its words
+        for part in parts:
+            terms = new_terms(part, question) if not _part_facts(part, asked) else set()
+            if terms and len(terms & _terms(answer)) / len(terms) < COVERAGE:
+                missing.append(f"the words of {part[:30]!r}…")
     if missing:
         return Verdict(False, False, "lacks " + ", ".join(missing), checked)
     if facts or polarity:
