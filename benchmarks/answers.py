@@ -22,7 +22,8 @@ Unanswerable questions: handled (the evidence said not addressed, or the answer 
 · headlined (an answer leads) · demoted only (neither; demotion alone does not count).
 --vs-bare N: N questions through the app in this process (EngineRuntime, the prompt and schema
 recorded) and, right after, the same messages and grammar through llama-cpp-python in-process
-(its state reset: it reads the whole prompt too): first-token ratio app ÷ bare.
+(which keeps the prefix it shares with its last prompt, as the app's worker does): first-token
+ratio app ÷ bare, with each side's cached tokens.
 --agreement: the judge against a person's verdicts in benchmarks/eval/judge-agreement.jsonl.
 Writes docs/bench-json/answers-<name>.json and out/bench/answers.json.
 """
@@ -408,7 +409,6 @@ class _Bare:
 
         from app.core.answer import qa
         from app.worker.llama.chat import ChatEngine, schema_to_gbnf
-        self.llm.reset()              # no prefix kept from the last prompt: both sides read it all
         grammar = LlamaGrammar.from_string(schema_to_gbnf(schema), verbose=False)
         first, began = None, common.now()
         for chunk in self.llm.create_chat_completion(messages=messages, grammar=grammar, max_tokens=qa.ANSWER_TOKENS,
