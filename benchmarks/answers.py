@@ -496,7 +496,8 @@ def main(argv=None) -> dict:
     for model_id, b in bare.items():
         print(f"app ÷ bare llama.cpp first token, {model_id}: median {b['ttft_ratio_median']:.2f}× "
               f"over {len(b['pairs'])} questions")
-    data = {"half": args.half, "limit": args.limit, "asked": len(asked), "of": len(pool),
+    agree = agreement()
+    data = {"half": args.half, "limit": args.limit, "judge_agreement": {k: agree[k] for k in ("items", "agree", "share")}, "asked": len(asked), "of": len(pool),
             "models": models, "seconds": common.now() - began, "figures": figs, "vs_bare": bare,
             "checks": [{"target": t, "met": ok} for t, ok in results], "rows": rows}
     name = args.name or f"answers-{'-'.join(m for m in (args.model or ['1.5b']))}-{args.half}"
