@@ -150,14 +150,18 @@ def run_ask(home: Path, docs: list[str], questions: list[str], model_id: str) ->
 def bucket(q: dict, ans: dict | None, verdict: judge.Verdict | None) -> str:
     if ans is None:
         return "failed"
-    headline = ans.get("headline", "answer") == "answer"
+    # `status` (answer | not_backed | not_addressed) says what the user sees first; older
+    # outputs without it are read from headline, addressed and not_stated
+    status = ans.get("status")
+    headline = status == "answer" if status else ans.get("headline", "answer") == "answer"
     addressed = ans.get("evidence", {}).get("addressed", True)
     said_not = ans.get("not_stated") or judge.is_refusal(ans.get("answer", ""))
+    not_addressed = status == "not_addressed" if status else (not addressed or said_not)
     if not q["gold"]:
-        if not addressed or said_not:
+        if not_addressed or said_not:
             return "handled"
         return "headlined" if headline else "demoted only"
-    if verdict.refused or ans.get("not_stated"):
+    if status == "not_addressed" or verdict.refused or ans.get("not_stated"):
         return "refused"
     return f"{'right' if verdict.right else 'wrong'}+{'headline' if headline else 'demoted'}"
 
