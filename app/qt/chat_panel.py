@@ -38,6 +38,7 @@ class Entry:
     status: str = ""                # before the first word: "reading 2,100 tokens ≈ 9 s", then its progress
     evidence: object = None         # app.core.answer.evidence.Evidence: shown first, before the model's part
     headline: str = "answer"        # "evidence": the model's text is not backed by its citations
+    shown_as: str = ""              # the answer's status: "answer" | "not_backed" | "not_addressed"
     data: dict | None = None        # the answer as stored (Answer.to_dict): what an export keeps
     when: float | None = None       # when it was answered
 
@@ -196,7 +197,7 @@ class ChatPanel(QWidget):
             anchor = f"q{len(self.entries) - 1}"
             QTimer.singleShot(0, lambda: self.transcript.scrollToAnchor(anchor))
 
-    def finish(self, text: str, citations: list, meta: str, headline: str = "answer") -> None:
+    def finish(self, text: str, citations: list, meta: str, headline: str = "answer", shown_as: str = "") -> None:
         """The answer arrived; `headline` "evidence": its citations do not back it, so it is
         shown under the evidence as the model's unbacked summary."""
         text, cut = readable_answer(text)
@@ -204,7 +205,7 @@ class ChatPanel(QWidget):
             meta = f"{meta} · answer cut off" if meta else "answer cut off"
         entry = self.entries[-1]
         entry.text, entry.citations, entry.meta, entry.state = text, list(citations), meta, "done"
-        entry.headline = headline
+        entry.headline, entry.shown_as = headline, shown_as
         self._sync_buttons()
         self.render()
 
@@ -254,7 +255,10 @@ class ChatPanel(QWidget):
             parts.append(f"<p>{html.escape(entry.text).replace(chr(10), '<br>')}</p>")
         elif entry.state == "streaming":
             parts.append(f"<p style='color:gray'>{html.escape(entry.status) or '…'}</p>")
-        markers = " ".join(f"<a href='cite:{index}:{n}'>[{n + 1}]</a>" for n in range(len(entry.citations)))
+        # sources only for an answer its citations back: an unbacked one must not send the reader there
+        backed = entry.evidence is None or entry.headline == "answer"
+        markers = " ".join(f"<a href='cite:{index}:{n}'>[{n + 1}]</a>" for n in range(len(entry.citations))
+                           if backed)
         if markers:
             parts.append(f"<p style='margin-top:4px'>Sources: {markers}</p>")
         if entry.meta:
@@ -266,6 +270,12 @@ class ChatPanel(QWidget):
     def _model_html(entry: Entry) -> str:
         """The model's part under the evidence: "Answer" when its citations back it; greyed
         as an unbacked summary otherwise; greyed while it is still being written."""
+        if entry.state == "done" and entry.shown_as == "not_addressed":
+            said = entry.evidence is not None and not entry.evidence.addressed   # said above the cards already
+            note = "" if said else (evidence_view.heading("Not addressed", "#b9770e")
+                                    + "<p style='color:#b9770e; margin:0 0 4px 0'>The document does not "
+                                    "appear to address this question (the cards above are the nearest passages).</p>")
+            return note + (evidence_view.unbacked_html(entry.text) if entry.text else "")
         if entry.state == "done" and entry.text:
             if entry.headline == "answer":
                 return evidence_view.heading("Answer", "#1e8449") + markdown_html(entry.text)

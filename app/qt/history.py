@@ -96,7 +96,8 @@ def entries(exchanges: list, docs: list) -> list[Entry]:
         text, cut = readable_answer(str(data.get("answer", "")))
         result.append(Entry(ex.question, text, citations_from(data, docs), meta=stored_meta(data, ex, cut),
                             state="done", evidence=evidence_from(ex.question, data, docs),
-                            headline=str(data.get("headline", "answer")), data=data, when=ex.created_at))
+                            headline=str(data.get("headline", "answer")), shown_as=str(data.get("status", "")),
+                            data=data, when=ex.created_at))
     return result
 
 

@@ -425,7 +425,8 @@ class MainWindow(QMainWindow):
     def _on_answer(self, question: str, answer) -> None:
         evidence = getattr(answer, "evidence", None)
         cards = evidence.cards if evidence is not None else ()
-        self.chat.finish(answer.text, answer.citations, history.meta_line(answer), answer.headline)
+        self.chat.finish(answer.text, answer.citations, history.meta_line(answer), answer.headline,
+                         getattr(answer, "state", ""))
         data = answer.to_dict()
         self.chat.entries[-1].data, self.chat.entries[-1].when = data, time.time()   # what an export keeps
         if evidence is not None and self.chat.entries[-1].evidence is None:
