@@ -179,7 +179,7 @@ def score(q: dict, ev, ids: dict[str, int]) -> dict:
     best_cos = max((getattr(c, "meaning", 0.0) for c in ev.cards), default=0.0) or None
     signal = addressed.features(ev.ranked, q["question"], ev.cards, best_cos)
     return {"id": q["id"], "set": q["set"], "groups": groups(q), "ms": ev.ms, "addressed": ev.addressed,
-            "support": getattr(ev, "support", None), "signal": signal, "first": bool(gold & set(pages[:1])),
+            "support": getattr(ev, "support", None), "cards": len(ev.cards), "signal": signal, "first": bool(gold & set(pages[:1])),
             "at3": bool(gold & set(pages[:3])), "at5": bool(gold & set(pages[:5])), "sentence": sentence,
             "answerable": bool(q["gold"])}
 
@@ -302,21 +302,23 @@ def signal_grid(rows: list[dict], halves: dict[str, str]) -> None:
     its figures on the checking halves (and the third set) beside."""
     import itertools
     best = None
-    for w, p, t in itertools.product([i / 10 for i in range(11)], [i / 10 for i in range(11)],
-                                     [i / 40 for i in range(1, 32)]):
+    for w, p, t, v in itertools.product([i / 10 for i in range(11)], [i / 10 for i in range(11)],
+                                        [i / 40 for i in range(1, 32)], (0.0, 0.5, 1.0)):
         if w + p > 1:
             continue
         addressed.WORDS, addressed.PASSAGES, addressed.MEANING, addressed.THRESHOLD = w, p, round(1 - w - p, 2), t
+        addressed.VALUE_MISSING = v
         tune = [r for r in rows if halves[r["id"]] == "tune"]
         ans = [r for r in tune if r["answerable"]]
         un = [r for r in tune if not r["answerable"]]
         refused = sum(1 for r in ans if addressed.combine(r["signal"]) < t)
         caught = sum(1 for r in un if addressed.combine(r["signal"]) < t)
         if refused <= 0.05 * len(ans) and (best is None or (caught, -refused) > best[0]):
-            best = ((caught, -refused), (w, p, round(1 - w - p, 2), t))
-    w, p, m, t = best[1]
+            best = ((caught, -refused), (w, p, round(1 - w - p, 2), t, v))
+    w, p, m, t, v = best[1]
     addressed.WORDS, addressed.PASSAGES, addressed.MEANING, addressed.THRESHOLD = w, p, m, t
-    print(f"signal: WORDS {w} PASSAGES {p} MEANING {m} THRESHOLD {t}")
+    addressed.VALUE_MISSING = v
+    print(f"signal: WORDS {w} PASSAGES {p} MEANING {m} THRESHOLD {t} VALUE_MISSING {v}")
     for half in ("tune", "check", "third"):
         rs = [r for r in rows if halves[r["id"]] == half]
         ans = [r for r in rs if r["answerable"]]
@@ -364,13 +366,15 @@ def main(argv=None) -> None:
         rows = run_questions(lib, questions, ids)
         print(f"{len(questions)} questions ({', '.join(SETS)}), {len(docs)} documents, "
               f"search vectors {'on' if args.dense else 'off'}")
-        print(table(rows, halves))
-        if args.signal:
+        if args.signal:     # the table then shows the chosen signal's verdicts
             signal_grid(rows, halves)
+            for r in rows:
+                r["addressed"] = r["cards"] > 0 and addressed.combine(r["signal"]) >= addressed.THRESHOLD
+        print(table(rows, halves))
         if args.misses:
             for r in rows:
                 if halves[r["id"]] == "tune" and r["answerable"] and not r["sentence"]:
-                    print("  miss", r["id"], r["group"], "page@3" if r["at3"] else "page missed")
+                    print("  miss", r["id"], r["groups"], "page@3" if r["at3"] else "page missed")
         idle = [r["ms"] for r in rows]
         result = {"rows": rows, "idle_ms": {"p50": statistics.median(idle), "p95": percentile(idle, 0.95)}}
         line = f"ms to the cards, idle:  p50 {result['idle_ms']['p50']:.0f}  p95 {result['idle_ms']['p95']:.0f}"

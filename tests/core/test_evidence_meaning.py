@@ -50,11 +50,11 @@ def test_an_english_question_finds_the_chinese_article_by_meaning(corpus, lib):
 
 
 def test_question_shapes_are_read_from_the_wording():
-    assert shapes.shapes("What does 'Confidential Information' mean under this agreement?") == {"definition"}
-    assert "duration" in shapes.shapes("How many days does the customer have to dispute an invoice?")
-    assert "party" in shapes.shapes("Who pays for the audit?")
-    assert "permission" in shapes.shapes("Can the provider use subcontractors?")
-    assert "definition" in shapes.shapes("本法所称电子签名是指什么？")
+    assert shapes.asks("What does 'Confidential Information' mean under this agreement?") == {"definition"}
+    assert "duration" in shapes.asks("How many days does the customer have to dispute an invoice?")
+    assert "party" in shapes.asks("Who pays for the audit?")
+    assert "permission" in shapes.asks("Can the provider use subcontractors?")
+    assert "definition" in shapes.asks("本法所称电子签名是指什么？")
     assert shapes.fits("definition", '"Affiliate" means any entity that controls a party.')
     assert shapes.fits("duration", "within thirty (30) days after receipt")
     assert shapes.fits("permission", "用人单位不得扣押劳动者的居民身份证")

@@ -36,9 +36,22 @@ _HAS = {
 }
 
 
-def shapes(question: str) -> set[str]:
-    """The kinds of sentence the question asks for (often none)."""
+# The kinds the cards favour. Each was measured alone on the tuning halves (benchmarks/evidence.py
+# --set, cards at VECTOR_WEIGHT 1.5): only durations helped (Chinese gold page in 3 0.96 → 1.00,
+# cross-lingual 0.80 → 1.00; checking halves: Chinese gold sentence 0.76 → 0.82, numeric 0.60 →
+# 0.67); definitions, parties and permissions changed no figure on either half (the sentence
+# vectors already find "X means …"), so they are read (asks) but not favoured.
+SHAPES = ("duration",)
+
+
+def asks(question: str) -> set[str]:
+    """Every kind of sentence the question's wording asks for (often none)."""
     return {name for name, pattern in _ASKS.items() if pattern.search(question)}
+
+
+def shapes(question: str) -> set[str]:
+    """The kinds the cards favour for this question (those of SHAPES it asks for)."""
+    return asks(question) & set(SHAPES)
 
 
 def fits(shape: str, sentence: str) -> bool:
