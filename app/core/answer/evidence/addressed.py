@@ -30,6 +30,7 @@ COS_LOW, COS_HIGH = 0.78, 0.9      # the best sentence's cosine mapped to 0..1 b
 CROSS_LOW, CROSS_HIGH = 0.75, 0.85
 THRESHOLD = 0.15
 VALUE_MISSING = 1.0
+WORDS_ALONE = 0.1      # without sentence vectors: the best card's share needed (with the search's check)
 TOP_CARDS = 3
 _ASKS_VALUE = re.compile(r"\b(what|which) (percentage|percent|amount|rate|fee|number|minimum|maximum|cap|limit)\b"
                          r"|\bhow (much|many|long)\b|多少|几[天年个日次倍]|比例|税率|金额|上限|期限", re.IGNORECASE)
@@ -55,7 +56,7 @@ def features(ranked: list, question: str, cards: list, best_cos) -> dict:
     value_missing = asks_value and not any(_HOLDS_VALUE.search(c.quote) for c in cards[:TOP_CARDS])
     return {"words": max((c.share for c in cards), default=0.0), "passages": passages,
             "meaning": meaning_score(best_cos, cross), "cross": cross, "has_vectors": best_cos is not None,
-            "value_missing": value_missing}
+            "value_missing": value_missing, "lang": lang}
 
 
 def combine(f: dict) -> float:
@@ -65,8 +66,9 @@ def combine(f: dict) -> float:
 def _base(f: dict) -> float:
     if f["cross"]:               # no shared words: the meaning alone (nothing to judge by without it)
         return f["meaning"] if f["has_vectors"] else 1.0
-    if not f["has_vectors"]:     # words alone: rescaled so the one threshold serves both
-        return (WORDS * f["words"] + PASSAGES * f["passages"]) / max(WORDS + PASSAGES, 1e-6)
+    if not f["has_vectors"]:     # words alone: the earlier rule, scaled so THRESHOLD marks it
+        need = search_evidence.MIN_COVERAGE.get(f["lang"], search_evidence.MIN_COVERAGE["en"])
+        return min(1.0, THRESHOLD * min(f["passages"] / need, f["words"] / WORDS_ALONE))
     return WORDS * f["words"] + PASSAGES * f["passages"] + MEANING * f["meaning"]
 
 
