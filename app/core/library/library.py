@@ -229,8 +229,10 @@ class Library:
     def embed(self, doc_ids: list[int] | None = None,
               progress: Callable[[int, int], None] | None = None,
               cancelled: Callable[[], bool] | None = None) -> int:
-        """Compute missing dense vectors (slow: run it in the background). Returns how
-        many chunks were embedded; 0 when this machine has no embedding model. Raises
+        """Compute missing dense vectors (slow: run it in the background): the passages', then
+        the sentences' (the evidence cards rank sentences by meaning with them; about as many
+        tokens again). Returns how many chunks were embedded (`embedded_sentences`: how many
+        sentences); 0 when this machine has no embedding model. `progress` counts both. Raises
         dense.Cancelled when `cancelled()` turns true (finished batches are kept). Tables left
         for later (add's `tables_later`) are found first, so their chunks get vectors too."""
         table_pass.run(self._con, self._lock, doc_ids, cancelled)
