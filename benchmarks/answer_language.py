@@ -65,10 +65,11 @@ def main(argv=None) -> int:
         from app.core.answer.evidence import find_evidence
         from app.core.library import Library
         from app.worker.runtime import EngineRuntime
+        from app.service.planning import start_planned
         held = dict(prompts.ANSWER_LETTERS)
         lib, ids = Library(), {}
         rt = EngineRuntime()
-        rt.start()
+        start_planned(rt)
         rows = []
         try:
             for n, q in enumerate(questions, 1):

@@ -277,8 +277,9 @@ def timings(lib, questions, ids) -> list[float]:
 def answers(lib, questions, ids, n: int) -> dict:
     """The embedded model answers n questions: whose headline is the model's, whose the evidence."""
     from app.worker.runtime import EngineRuntime
+    from app.service.planning import start_planned
     rt = EngineRuntime()
-    rt.start()
+    start_planned(rt)
     counts = {"answer": 0, "evidence": 0}      # headline: the model's answer (backed) or the evidence
     try:
         for q in questions[:n]:

@@ -71,24 +71,22 @@ class Reader(threading.Thread):
             with rt._lock:
                 if rt._preempt.is_set():
                     continue
-                watcher = threading.Thread(target=rt._cut_when, args=(cut, self.stop_event), daemon=True)
-                watcher.start()
-                nonce = {"role": "system", "content": f"reading {time.perf_counter_ns()}"}
-                self.in_flight.set()
-                try:
-                    rt.engine.chat([nonce] + self.messages, max_tokens=1, cancel=cut,
-                                   stall_s=rt.engine.adapter.reading_stall_s())
-                    self.requests += 1
-                except Exception as exc:  # noqa: BLE001 - pre-empted by a question: read again after it
-                    if cut.is_set():
-                        self.cut += 1
-                    else:        # e.g. the engine restarting after a stopped answer: read again
-                        self.errors += 1
-                        print(f"  (reading failed: {exc})", file=sys.stderr, flush=True)
-                        time.sleep(1)
-                finally:
-                    self.in_flight.clear()
-                    cut.set()
+                with rt._cut_when_asked(cut, self.stop_event):
+                    nonce = {"role": "system", "content": f"reading {time.perf_counter_ns()}"}
+                    self.in_flight.set()
+                    try:
+                        rt.engine.chat([nonce] + self.messages, max_tokens=1, cancel=cut,
+                                       stall_s=rt.engine.adapter.reading_stall_s())
+                        self.requests += 1
+                    except Exception as exc:  # noqa: BLE001 - pre-empted by a question: read again after it
+                        if cut.is_set():
+                            self.cut += 1
+                        else:        # e.g. the engine restarting after a stopped answer: read again
+                            self.errors += 1
+                            print(f"  (reading failed: {exc})", file=sys.stderr, flush=True)
+                            time.sleep(1)
+                    finally:
+                        self.in_flight.clear()
 
 
 def ask_and_time(qtbot_wait, win, question: str) -> float:

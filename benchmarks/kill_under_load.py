@@ -38,6 +38,7 @@ def main(argv=None) -> int:
     from app.core.answer.conversation import Conversation
     from app.core.library import Library
     from app.worker.runtime import EngineRuntime
+    from app.service.planning import start_planned
 
     nda = common.CORPUS / "contracts-en" / "common-paper-mnda.pdf"
     stop = multiprocessing.Event()
@@ -47,7 +48,7 @@ def main(argv=None) -> int:
         lib = Library()
         refs = [qa.DocRef(1, lib.add(nda).id, nda.name)]
         rt = EngineRuntime()
-        rt.start()
+        start_planned(rt)
         for p in load:
             p.start()
         try:

@@ -37,8 +37,9 @@ class Ours:
 
     def start(self) -> None:
         from app.worker.runtime import EngineRuntime
+        from app.service.planning import start_planned
         self.rt, began = EngineRuntime(), common.now()
-        self.rt.start()
+        start_planned(self.rt)
         self.start_s.append(common.now() - began)
         self.recorder = _Recorder(self.rt.engine)
 

@@ -80,8 +80,9 @@ def _recall(rows) -> dict:
 def ask_all(lib, ids, questions, mode: str, prefill_tps: float, repeat_penalty: float | None = None) -> list[dict]:
     from app.core.answer import qa
     from app.worker.runtime import EngineRuntime
+    from app.service.planning import start_planned
     rt = EngineRuntime()
-    rt.start()
+    start_planned(rt)
     if repeat_penalty is not None:              # experiment: another penalty than the catalogue's
         rt.engine.use_repeat_penalty(repeat_penalty)
     rows = []

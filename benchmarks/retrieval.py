@@ -350,8 +350,9 @@ def _rerank_run(questions, lib: Library, ids, target: float | None = None, model
     from app.core import settings
     from app.core.answer import qa, rerank
     from app.worker.runtime import EngineRuntime
-    rt = EngineRuntime(model_id=model)
-    rt.start()
+    from app.service.planning import start_planned
+    rt = EngineRuntime()
+    start_planned(rt, model)
     halves = split(questions)
     rows = []
     try:

@@ -113,12 +113,13 @@ def soak_runtime(asked: list[soak_plan.SoakQuestion], every: int) -> soak_plan.S
     from app.core.answer.conversation import Conversation
     from app.core.library import Library
     from app.worker.runtime import EngineRuntime
+    from app.service.planning import start_planned
 
     result = soak_plan.SoakResult("runtime", len(asked), every)
     lib = Library()
     ids: dict[Path, int] = {}
     rt = EngineRuntime()
-    rt.start()
+    start_planned(rt)
     began, conv, last = common.now(), Conversation(), None
     result.note_memory(0, os.getpid(), rt.engine.pid)
     for n, q in enumerate(asked, 1):

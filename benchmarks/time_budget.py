@@ -38,6 +38,7 @@ def ours(threads: int, target_s: float) -> dict:
     from app.core.answer.conversation import Conversation
     from app.core.library import Library
     from app.worker.runtime import EngineRuntime
+    from app.service.planning import start_planned
 
     settings.save(settings.Settings(first_token_budget_s=target_s, threads=threads))
     lib = Library()
@@ -45,7 +46,7 @@ def ours(threads: int, target_s: float) -> dict:
     refs, read_refs = [qa.DocRef(1, psa.id, PSA.name)], [qa.DocRef(1, part.id, READ_DOC.name)]
     rt = EngineRuntime(threads=threads)
     began = common.now()
-    rt.start()
+    start_planned(rt)
     out = {"start_s": round(common.now() - began, 2), "prefill_tps": rt.memory.prefill_tps(rt.speed_key())}
     conv, rows = Conversation(), {}
 
@@ -67,7 +68,7 @@ def ours(threads: int, target_s: float) -> dict:
     ask("follow-up", QUESTIONS[1])
     rt.stop()
     rt = EngineRuntime(threads=threads)
-    rt.start()
+    start_planned(rt)
     ask("restart", QUESTIONS[2])
     t0 = common.now()
     read = rt.read(lib, read_refs)

@@ -62,12 +62,13 @@ def ours(threads: int, target_s: float, docs: int) -> dict:
     from app.core.answer.conversation import Conversation
     from app.core.library import Library
     from app.worker.runtime import EngineRuntime
+    from app.service.planning import start_planned
 
     settings.save(settings.Settings(first_token_budget_s=target_s, threads=threads))
     lib = Library()
     folder = Path(os.environ["PAGEWISE_HOME"])
     rt = EngineRuntime(threads=threads)
-    rt.start()
+    start_planned(rt)
     out = {"prefill_tps": rt.memory.prefill_tps(rt.speed_key()), "rows": []}
     paused_seen: list[str] = []
     cpu_work.scheduler.subscribe(lambda line: line and paused_seen.append(line))
@@ -124,11 +125,12 @@ def overshoot(threads: int, target_s: float, docs: int, factor: float) -> dict:
     from app.core.answer.conversation import Conversation
     from app.core.library import Library
     from app.worker.runtime import EngineRuntime
+    from app.service.planning import start_planned
 
     settings.save(settings.Settings(first_token_budget_s=target_s, threads=threads))
     lib = Library()
     rt = EngineRuntime(threads=threads)
-    rt.start()
+    start_planned(rt)
     measured = rt.memory.prefill_tps(rt.speed_key())
     out = {"prefill_tps": measured, "planned_tps": round(measured * factor, 1), "rows": []}
 

@@ -104,3 +104,17 @@ def test_answer_language_quick(corpus, tmp_path):
     assert len(data["rows"]) == 1 and {"ours", "baseline"} <= set(data["rows"][0])
     assert data["rows"][0]["ours"]["chinese"]          # the grammar holds the first letter to Han
     assert "in Chinese" in out
+
+
+def test_diff_quick(corpus, tmp_path):
+    out = bench("diff.py", "--quick", "--out", str(tmp_path))
+    data = result(tmp_path, "diff")
+    assert "changed clauses against the sources' own change list" in out and data["pairs"]
+    assert data["renumbered"]["gold"] >= 40 and data["p50_s"] > 0 and min(data["pages"]) >= 28
+
+
+def test_compare_many_quick(corpus, tmp_path):
+    out = bench("compare_many.py", "--quick", "--out", str(tmp_path))
+    data = result(tmp_path, "compare_many")
+    assert "request → table" in out and data["documents"] == 3 and data["cells"] == 15
+    assert data["verified_on_page"] == data["found"] > 0

@@ -8,6 +8,7 @@ import sys
 import traceback
 
 from app.cli.commands import COMMANDS
+from app.cli.commands.ask import AnswersThenFailure
 from app.cli.logfile import setup_logging
 from app.cli.output import emit
 from app.cli.parser import build_parser, read_password
@@ -24,6 +25,26 @@ def _check_questions(args) -> None:
         question_check.check(question)
 
 
+# Text arguments that travel on as text (search terms, setting values, ids): bytes that are not
+# UTF-8 (kept by Python as lone surrogates) are refused here, not met later as an encoding error.
+# File paths may hold any bytes and are not checked; questions have their own check.
+_TEXT_ARGS = ("topics", "value", "key", "id", "model", "endpoint", "name", "template")
+
+
+def _check_text(args) -> None:
+    from app.core.failures import BadInput
+    for name in _TEXT_ARGS:
+        given = getattr(args, name, None)
+        for text in given if isinstance(given, list) else [given]:
+            if not isinstance(text, str):
+                continue
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise BadInput(f"--{name.replace('_', '-')} has bytes that are not UTF-8 text "
+                               f"(at character {exc.start + 1}); type it again in UTF-8") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     read_password(args)
@@ -31,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     command = args.command or "gui"
     try:
         _check_questions(args)       # before an engine starts: a bad question fails in an instant
+        _check_text(args)
         data, human = COMMANDS[command](args)
         if data is not None:
             emit(args, data, human)
@@ -43,9 +65,12 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except Exception as exc:  # one line for the user, the traceback goes to the log
         log.error("command %s failed: %s\n%s", command, exc, traceback.format_exc())
+        done = {}
+        if isinstance(exc, AnswersThenFailure):     # the answers finished before it are printed too
+            done, exc = {"answers": exc.answers}, exc.cause
         message = describe(exc)
         if getattr(args, "json", False):
-            print(json.dumps({"error": message, "kind": kind_of(exc).value, "type": type(exc).__name__},
+            print(json.dumps({**done, "error": message, "kind": kind_of(exc).value, "type": type(exc).__name__},
                              ensure_ascii=False))
         print(f"pagewise: error: {message}", file=sys.stderr)
         return 1

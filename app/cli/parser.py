@@ -15,6 +15,8 @@ def build_parser() -> argparse.ArgumentParser:
     gui.add_argument("--screenshot", help="render the window offscreen to this PNG and exit")
     gui.add_argument("-q", "--question", help="with --screenshot: ask this first")
     gui.add_argument("--compare", action="store_true", help="open two documents side by side")
+    gui.add_argument("--diff", action="store_true", help="compare two versions of a document (old, then new)")
+    gui.add_argument("--change", type=int, default=0, help="with --diff --screenshot: show this change (0 = first)")
 
     ask = sub.add_parser("ask", help="answer a question about PDF files, with verified citations")
     ask.add_argument("files", nargs="+")
@@ -42,14 +44,24 @@ def build_parser() -> argparse.ArgumentParser:
     _add_password(ret)
     ret.add_argument("--json", action="store_true")
 
-    cmp = sub.add_parser("compare", help="two documents' clauses side by side, from the search alone")
-    cmp.add_argument("files", nargs="+", metavar="FILE", help="two PDF files")
+    cmp = sub.add_parser("compare", help="documents' clauses side by side, from the search alone")
+    cmp.add_argument("files", nargs="+", metavar="FILE", help="two PDF files or more")
     cmp.add_argument("--topics", nargs="+", help="topics (default: termination, liability, payment, "
                      "confidentiality, governing law)")
     cmp.add_argument("--summary", action="store_true", help="also ask the model for a summary row")
     cmp.add_argument("--model", help="with --summary: model id from models.toml")
+    cmp.add_argument("--markdown", metavar="FILE", help="also write the table as Markdown")
     _add_password(cmp)
-    cmp.add_argument("--json", action="store_true")
+    out = cmp.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true")
+    out.add_argument("--csv", action="store_true", help="print the table as CSV (one column per document)")
+
+    dif = sub.add_parser("diff", help="what changed between two versions of a document, clause by clause")
+    dif.add_argument("files", nargs="+", metavar="FILE", help="the old version, then the new (PDF files)")
+    dif.add_argument("--markdown", metavar="FILE", help="also write the change list as Markdown")
+    dif.add_argument("--pdf", metavar="FILE", help="also write the change list as a PDF memo")
+    _add_password(dif)
+    dif.add_argument("--json", action="store_true")
 
     idx = sub.add_parser("index", help="ingest PDF files into the library")
     idx.add_argument("files", nargs="+")

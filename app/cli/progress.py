@@ -18,10 +18,14 @@ def ingest_progress(name: str, quiet: bool, unit: str = "pages"):
 
 
 def status_printer():
+    """The engine's states on stderr: a listener of the Assistant's events."""
+    from app.service import EngineState
     last = []
 
-    def show(state: str, detail: str) -> None:
-        line = f"[{state}] {detail}"
+    def show(event) -> None:
+        if not isinstance(event, EngineState):
+            return
+        line = f"[{event.state}] {event.detail}"
         if not last or last[-1] != line:      # supervisor and runtime may report the same step
             print(line, file=sys.stderr, flush=True)
             last[:] = [line]

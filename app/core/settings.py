@@ -2,6 +2,7 @@
 persisted file goes through, and secrets, which live only in the OS keyring."""
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -17,7 +18,7 @@ else:                                   # pragma: no cover - Python 3.10
 
 from app.core import paths
 from app.core.failures import BadInput, FailureKind
-from app.core.storage import tell
+from app.core.storage import StorageError, storage_error, tell
 
 log = logging.getLogger(__name__)
 
@@ -55,15 +56,6 @@ class Settings:
         if self.first_token_budget_s is not None:
             return self.first_token_budget_s
         return GPU_FIRST_TOKEN_S if on_gpu else CPU_FIRST_TOKEN_S
-
-    # the budget's older two names, read-only (one setting now)
-    @property
-    def ttft_budget_s(self) -> float:
-        return self.first_token_budget(on_gpu=False)
-
-    @property
-    def gpu_ttft_budget_s(self) -> float:
-        return self.first_token_budget(on_gpu=True)
 
 
 KEYS = tuple(f.name for f in fields(Settings))
@@ -259,7 +251,35 @@ def save(settings: Settings) -> None:
     if path.is_dir():
         raise BadInput(f"{path} is a folder, not a file: move it away, then set the value again")
     values = {k: v for k, v in asdict(settings).items() if v is not None}   # TOML has no null: unset = absent
-    atomic_write(path, tomli_w.dumps(values))
+    try:
+        atomic_write(path, tomli_w.dumps(values))
+    except OSError as exc:          # a read-only home, a full disk: one line naming the file
+        raise storage_error(exc, path, "the settings") or StorageError(
+            f"cannot write the settings ({path}): {exc.strerror or exc}") from None
+
+
+@contextlib.contextmanager
+def _locked():
+    """One settings change at a time across processes (an exclusive lock on a file beside
+    settings.toml): two `settings set` at once each read the file, changed their key and wrote
+    it back, and one of the two values was lost."""
+    try:
+        import fcntl
+    except ImportError:                       # Windows: no flock; the window's changes are one process
+        yield
+        return
+    lock = settings_path().with_name(f".{FILE_NAME}.lock")
+    try:
+        lock.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise storage_error(exc, settings_path(), "the settings") or StorageError(
+            f"cannot write the settings ({settings_path()}): {exc.strerror or exc}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)                          # closing releases the lock
 
 
 def get(key: str) -> object:
@@ -267,11 +287,14 @@ def get(key: str) -> object:
 
 
 def set_value(key: str, text: str) -> Settings:
-    """Parse `text` to the setting's type, save, and return the new settings."""
-    settings = replace(load(), **{key: _coerce(key, text)})
-    if key == "threads":
-        usable_threads(settings.threads)          # said now, not first at the next start
-    save(settings)
+    """Parse `text` to the setting's type, save, and return the new settings: read, changed and
+    written under one lock, so a change made meanwhile by another process is kept."""
+    value = _coerce(key, text)
+    with _locked():
+        settings = replace(load(), **{key: value})
+        if key == "threads":
+            usable_threads(settings.threads)      # said now, not first at the next start
+        save(settings)
     return settings
 
 

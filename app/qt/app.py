@@ -5,6 +5,12 @@ import os
 import sys
 
 
+def run_versions(old: str, new: str, screenshot: str | None = None, change: int = 0) -> int:
+    """The Compare versions window on two versions of a document (`pagewise gui --diff`)."""
+    from app.qt.redline_window import run_redline
+    return run_redline(old, new, screenshot=screenshot, change=change)
+
+
 def run_gui(files: list[str], screenshot: str | None = None, question: str | None = None,
             compare: bool = False) -> int:
     """Open the main window on `files` and run until it closes; returns the exit status.

@@ -24,6 +24,10 @@ EXACT: dict[str, str] = {
     "Export conversation as Markdown…": "将对话导出为 Markdown…", "Export conversation as PDF memo…": "将对话导出为 PDF 备忘录…",
     "Open PDF…": "打开 PDF…", "Open PDF side by side…": "并排打开 PDF…", "Open recent": "最近打开",
     "Close side-by-side view": "关闭并排视图", "Quit": "退出", "(none yet)": "（暂无）",
+    "Compare versions (left: old, right: new)": "比较版本（左：旧版，右：新版）",
+    "Compare versions": "比较版本", "Old version": "旧版本", "New version": "新版本",
+    "Open the old version on the left and the new one side by side on the right first.":
+        "请先在左侧打开旧版本，并在右侧并排打开新版本。",
     "Zoom in": "放大", "Zoom out": "缩小", "Fit width": "适合宽度", "Fit page": "适合页面",
     "Find in document": "在文档中查找", "Question box": "提问框", "Stop answer": "停止回答",
     "Next citation": "下一条引文", "Previous citation": "上一条引文", "Keyboard shortcuts": "键盘快捷键",

@@ -14,9 +14,8 @@ from app.qt import workers
 log = logging.getLogger("pagewise.gui")
 
 
-def _table(ctx, library, refs, topics, asked: float):
-    from app.core.compare import compare_clauses
-    return compare_clauses(library, refs, topics, started=asked)
+def _table(ctx, service, refs, topics, asked: float):
+    return service.compare(refs, topics, started=asked)
 
 
 class CompareFlow(QObject):
@@ -40,7 +39,8 @@ class CompareFlow(QObject):
         win.chat.begin(question)
         win.citations.set_citations([])
         win._asked_ids = [i.id for i in infos]
-        workers.run(_table, win.library, refs, topics, time.perf_counter(),
+        win.engine.service.library = win.library
+        workers.run(_table, win.engine.service, refs, topics, time.perf_counter(),
                     on_done=lambda table: self._on_table(question, refs, table),
                     on_error=lambda exc, job=None: self._on_failed(question, exc))
         return True

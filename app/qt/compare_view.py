@@ -13,6 +13,8 @@ CELL = "padding:4px 6px; border:1px solid #c8d6e5; vertical-align:top"
 HEAD = "padding:4px 6px; border:1px solid #c8d6e5; background-color:#eaf2fb"
 TOPIC = "padding:3px 6px; border:1px solid #c8d6e5; background-color:#f3f7fc; color:#1b4f72"
 NO_SUMMARY = "The model's summary is not shown: its citations do not back it."
+SIDEWAYS = 3          # more documents than this: columns of COLUMN_PX each, the table scrolls sideways
+COLUMN_PX = 260
 
 
 def _text(value: str) -> str:
@@ -23,8 +25,9 @@ def table_html(index: int, evidence) -> str:
     """Entry `index`'s comparison table (evidence: app.core.compare.clauses.TableEvidence)."""
     table = evidence.table
     cards = {id(c): n for n, c in enumerate(evidence.cards)}
-    width = 100 // len(table.refs)
-    rows = ["<tr>" + "".join(f"<th style='{HEAD}' width='{width}%'>{_text(Path(r.label).name)}</th>"
+    many = len(table.refs) > SIDEWAYS     # each column readable; the transcript scrolls sideways
+    width, whole = (f"{COLUMN_PX}", f"{COLUMN_PX * len(table.refs)}") if many else (f"{100 // len(table.refs)}%", "100%")
+    rows = ["<tr>" + "".join(f"<th style='{HEAD}' width='{width}'>{_text(Path(r.label).name)}</th>"
                              for r in table.refs) + "</tr>"]
     for topic, row in zip(table.topics, table.rows):     # the topic across the row: each document keeps half
         rows.append(f"<tr><td colspan='{len(row)}' style='{TOPIC}'><b>{_text(topic.label(table.lang))}</b></td></tr>")
@@ -32,7 +35,7 @@ def table_html(index: int, evidence) -> str:
     note = (f"<p style='color:gray; font-size:small; margin:0 0 4px 0'>found in {table.ms / 1000:.2f} s, "
             "from the search alone, before the model reads anything; click a page to see it</p>")
     return (heading("Clauses side by side") + note +
-            "<table width='100%' cellspacing='0' cellpadding='0' style='border-collapse:collapse'>"
+            f"<table width='{whole}' cellspacing='0' cellpadding='0' style='border-collapse:collapse'>"
             + "".join(rows) + "</table>")
 
 

@@ -8,7 +8,6 @@ carries nothing of the others.
 """
 from __future__ import annotations
 
-from app.core.answer import conversation as contexts
 from app.qt import history
 
 
@@ -82,8 +81,4 @@ class Conversations:
     def bind_engine(self, key: tuple[int, ...], conversation_id: int) -> None:
         """The engine's context for this document set is this conversation's (kept on disk per
         conversation, so it also continues after a restart)."""
-        engine = self.window.engine
-        held = engine.conversations.get(key)
-        if held is None or held.thread != conversation_id:
-            model = getattr(engine.plan, "model_id", "")
-            engine.conversations[key] = contexts.load(list(key), model, thread=conversation_id)
+        self.window.engine.service.bind_conversation(key, conversation_id)

@@ -10,7 +10,9 @@ BM25 plus the vectors made so far.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
+from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
@@ -20,9 +22,13 @@ from app.core.documents.errors import (
     PasswordRequired,
     WrongPassword,
 )
+from app.core import settings
 from app.qt import workers
 from app.qt.dialogs import PasswordDialog
 from app.qt.pdf_render import PasswordNeeded
+
+
+log = logging.getLogger("pagewise.gui")
 
 
 @dataclass
@@ -54,6 +60,18 @@ def original_path(library, path: str) -> str:
     return path     # the original is gone: the copy is shown, indexed as the original's row
 
 
+def _check(ctx, path: str, password: str | None) -> None:
+    """Raise the one-line DocumentError of a file that is no readable PDF; a password still
+    to be asked for is not a failure here (the opening asks for it)."""
+    from app.core.documents.pdf import open_pdf, read_file
+
+    try:
+        doc, _ = open_pdf(read_file(path), password)
+    except (PasswordRequired, WrongPassword):
+        return
+    doc.close()
+
+
 def _index(ctx, library, path: str, password: str | None):
     # searchable first; its tables are found by the background pass before its vectors (_embed)
     return library.add(path, password=password, progress=ctx.progress, tables_later=True)
@@ -67,6 +85,27 @@ def _embed(ctx, library, doc_id: int):
         return 0
 
 
+def _key(path: str) -> str:
+    return str(Path(path).resolve())
+
+
+def remembered_password(path: str) -> str | None:
+    """The password kept in the OS keyring for this file, when the user has remembering on."""
+    try:
+        return settings.remembered_pdf_password(_key(path))
+    except Exception as exc:  # noqa: BLE001 - a keyring that fails costs only the prompt
+        log.info("remembered PDF password not read: %s", exc)
+        return None
+
+
+def remember_password(path: str, password: str) -> None:
+    """Keep a password that opened the file in the OS keyring (only when the setting says so)."""
+    try:
+        settings.remember_pdf_password(_key(path), password)
+    except Exception as exc:  # noqa: BLE001 - not kept: the next opening asks again
+        log.info("PDF password not remembered: %s", exc)
+
+
 class DocumentLoader(QObject):
     sig_indexed = Signal(object, object)
     """A pane's document is in the library: pane, DocumentInfo."""
@@ -74,6 +113,8 @@ class DocumentLoader(QObject):
     """The pane shows the document but it cannot be asked (no text layer): pane, message."""
     sig_failed = Signal(object, str, object)
     """Opening failed (already shown to the user): pane, path, exception."""
+    sig_refused = Signal(str, object)
+    """The file cannot be opened at all (shown to the user; the pane kept its document): path, exception."""
     sig_password_asked = Signal(object)
     """A password dialog opened (tests drive it): PasswordDialog."""
     sig_vectors_done = Signal(object, int)
@@ -87,9 +128,26 @@ class DocumentLoader(QObject):
         self.dialog: PasswordDialog | None = None
         self._embedding: dict[object, object] = {}   # pane → running vectors Job
 
-    def open(self, pane, path: str, password: str | None = None) -> None:
+    def open(self, pane, path: str, password: str | None = None, on_accepted=None) -> None:
+        """Check the file first: one that cannot be opened leaves the pane's document and its
+        conversation as they were; `on_accepted()` runs once it is known to open."""
+        if password is None:
+            password = self.passwords.get(path) or remembered_password(path)
+
+        def accepted(_) -> None:
+            if on_accepted is not None:
+                on_accepted()
+            self._open_checked(pane, path, password)
+        workers.run(_check, path, password, on_done=accepted, on_error=lambda exc: self._refuse(path, exc))
+
+    def _refuse(self, path: str, exc: Exception) -> None:
+        from app.qt.errors import show_error
+
+        show_error(self.window, exc, "Cannot open document")
+        self.sig_refused.emit(path, exc)
+
+    def _open_checked(self, pane, path: str, password: str | None) -> None:
         self._stop_vectors(pane)      # the pane's previous document no longer matters
-        password = password if password is not None else self.passwords.get(path)
         state = _Opening(path, password)
         self._openings[pane] = state
         if not getattr(pane, "_loader_connected", False):
@@ -148,6 +206,8 @@ class DocumentLoader(QObject):
         self._openings.pop(pane, None)
         if state.password:
             self.passwords[state.path] = state.password
+            if state.ingest_error is None and state.render_error is None:
+                remember_password(state.path, state.password)
         error = state.ingest_error
         if isinstance(error, NoTextLayer) and state.shown:
             self.sig_unsearchable.emit(pane, str(error))

@@ -10,40 +10,30 @@ from concurrent.futures import Future
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.core.answer.progress import DoesNotFit, ProgressEstimate, Writing, what_is_read
+from app.service import Assistant, EngineState
 from app.qt import workers
 from app.qt.answer_progress import AnswerProgress
 
 log = logging.getLogger("pagewise.gui")
 
 
-def plan_summary(plan) -> tuple[str, list[str]]:
-    """The plan in one line and its reasons (for the tooltip)."""
-    try:
-        from app.core.plan import planner
-        line = planner.explain(plan)
-    except Exception:  # noqa: BLE001 - the status bar must not fail on a plan it cannot word
-        line = f"{getattr(plan, 'engine', '?')} · {getattr(plan, 'model_id', '?')}"
-    return line, list(getattr(plan, "reasons", ()) or ())
+def _start(ctx, service, closing: threading.Event) -> object:
+    return service.start(closing)
 
 
-def _start(ctx, runtime, closing: threading.Event) -> object:
-    runtime.start()
-    if closing.is_set():     # the window closed while the engine was loading: do not leave it running
-        runtime.stop()
-        raise RuntimeError("the window closed while the engine was starting")
-    return runtime.plan
+def _use_model(ctx, service, model_id: str | None, closing: threading.Event) -> object:
+    return service.use_model(model_id, closing)
 
 
-def _prepare(ctx, runtime, library, refs) -> bool:
-    return runtime.prepare(library, refs)
+def _prepare(ctx, service, refs) -> bool:
+    return service.prepare(refs)
 
 
-def _evidence(ctx, library, refs, question: str, asked: float, found: Future):
+def _evidence(ctx, service, refs, question: str, asked: float, found: Future):
     """The question's evidence cards from the search alone: never behind the engine (which
     may be busy reading); `found` hands them to the ask job (None when the search failed)."""
-    from app.core.answer.evidence import find_evidence
     try:
-        evidence = find_evidence(library, refs, question, started=asked)
+        evidence = service.evidence(refs, question, started=asked)
     except BaseException:
         found.set_result(None)
         raise
@@ -51,37 +41,22 @@ def _evidence(ctx, library, refs, question: str, asked: float, found: Future):
     return evidence
 
 
-def _warm_evidence(ctx, library, refs) -> None:
-    """One evidence search over the documents just opened, in their own words: the first
-    question would otherwise pay the search's one-off set-up (the Chinese segmenter's
-    dictionary: ~1 s on 2 cores, 3 s with the engine reading)."""
-    from app.core.answer.evidence import find_evidence
-    words = " ".join(library.page_text(refs[0].doc_id, 1).split())[:60]
-    if words:
-        find_evidence(library, refs, words)
+def _warm_evidence(ctx, service, refs) -> None:
+    service.warm_evidence(refs)
 
 
-def _ask(ctx, runtime, library, refs, question: str, conversation, evidence: Future):
-    # the prompt starts with the cards shown: wait for them (the search alone, well under the
-    # time the engine takes to read them). The question holds the machine from now on: a
-    # background reading stops at its next slice instead of slowing that search down.
-    from app.core import cpu_work
-    with cpu_work.scheduler.foreground("answering"):
-        return runtime.ask(library, refs, question, on_delta=ctx.emit, cancel=ctx.cancel_event,
-                           conversation=conversation, on_reading=ctx.emit, on_progress=ctx.progress,
-                           evidence=evidence.result(), on_writing=ctx.emit)
+def _ask(ctx, service, refs, question: str, conversation, evidence: Future):
+    return service.ask(refs, question, on_delta=ctx.emit, cancel=ctx.cancel_event, conversation=conversation,
+                       on_reading=ctx.emit, on_progress=ctx.progress, evidence=evidence, on_writing=ctx.emit)
 
 
-def _review(ctx, runtime, library, refs, template: str):
-    result = runtime.review(library, refs, template, on_part=lambda k, n, part: ctx.emit((k, n, part)),
-                            cancel=ctx.cancel_event)
-    answer = result.as_answer()          # shown like any answer, with what answered it
-    answer.engine = runtime.engine_info()
-    return answer
+def _review(ctx, service, refs, template: str):
+    return service.review_answer(refs, template, on_part=lambda k, n, part: ctx.emit((k, n, part)),
+                                 cancel=ctx.cancel_event)
 
 
-def _read(ctx, runtime, library, refs):
-    return runtime.read(library, refs, on_progress=ctx.progress, cancel=ctx.cancel_event)
+def _read(ctx, service, refs):
+    return service.read(refs, on_progress=ctx.progress, cancel=ctx.cancel_event)
 
 
 class EngineController(QObject):
@@ -112,17 +87,16 @@ class EngineController(QObject):
     """A document just opened is usually asked about at once: its background reading waits
     this long (and again after each question), so the first question has the machine alone."""
 
-    def __init__(self, runtime_factory=None, parent=None) -> None:
+    def __init__(self, runtime_factory=None, parent=None, service: Assistant | None = None) -> None:
         super().__init__(parent)
-        self._factory = runtime_factory
-        self.runtime = None
-        self.plan = None
+        self.service = service or Assistant(runtime_factory=runtime_factory)
+        self.service.subscribe(self._relay)
         self.state = "stopped"
+        self._starting = False
         self._ask_job = None
         self._evidence_job = None
         self._read_job = None
         self._closing = threading.Event()
-        self.conversations: dict[tuple, object] = {}   # per document set: the append-only context
         self.progress = AnswerProgress(self)            # the running question's ticking line
         self.progress.sig_line.connect(self._tell_progress)
         self._reading_key: tuple | None = None          # the document set read (or to read) in the background
@@ -130,29 +104,52 @@ class EngineController(QObject):
         self._reading_timer = QTimer(self, singleShot=True, interval=self.READING_GRACE_MS,
                                      timeout=self._start_reading)
 
-    def start(self) -> None:
-        """Start the engine in the background (probe → plan → launch)."""
-        if self.runtime is not None:
+    @property
+    def plan(self):
+        """The plan that runs now, as the service has it (never a copy that goes stale)."""
+        return self.service.plan
+
+    @property
+    def conversations(self) -> dict:
+        """Per document set: the append-only context (the service's)."""
+        return self.service.conversations
+
+    def start(self, model_id: str | None = None, switch: bool = False) -> None:
+        """Start the engine in the background (probe → plan → launch); `switch`: restart it
+        with `model_id` preferred."""
+        if self._starting or (self.service.started and not switch):
             return
-        from app.worker.runtime import EngineRuntime
+        self._closing.clear()
+        self._starting = True
+        self.sig_state.emit("planning", "probing hardware and choosing a plan")
+        if switch:
+            workers.run(_use_model, self.service, model_id, self._closing, on_done=self._on_started,
+                        on_error=self._on_start_failed)
+        else:
+            workers.run(_start, self.service, self._closing, on_done=self._on_started,
+                        on_error=self._on_start_failed)
 
-        factory = self._factory or (lambda on_status: EngineRuntime(on_status=on_status))
-        self.runtime = factory(self._relay_status)
-        self._relay_status("planning", "probing hardware and choosing a plan")
-        workers.run(_start, self.runtime, self._closing, on_done=self._on_started,
-                    on_error=self._on_start_failed)
+    def use_model(self, model_id: str) -> None:
+        """Restart the engine with `model_id` preferred: the planner makes a new plan and says why.
+        The conversations stay (they are kept per document set)."""
+        self._stop_jobs()
+        self.state = "stopped"
+        self.start(model_id, switch=True)
 
-    def _relay_status(self, state: str, detail: str) -> None:
+    def _relay(self, event) -> None:
         # Called from the engine's threads: a signal carries it to the UI thread.
-        self.sig_state.emit(state, detail)
+        if isinstance(event, EngineState):
+            self.sig_state.emit(event.state, event.detail)
 
     def _on_started(self, plan) -> None:
+        self._starting = False
         if self._closing.is_set():
             return
-        self.plan, self.state = plan, "ready"
+        self.state = "ready"
         self.sig_ready.emit(plan)
 
     def _on_start_failed(self, exc: Exception) -> None:
+        self._starting = False
         if self._closing.is_set():
             return
         log.error("engine failed to start: %s", exc)
@@ -161,7 +158,7 @@ class EngineController(QObject):
         self.sig_failed.emit(exc)
 
     def ready(self) -> bool:
-        return self.plan is not None and self.runtime is not None and self.runtime.running
+        return self.state == "ready" and self.service.running
 
     def context_tokens(self) -> int:
         return int(getattr(self.plan, "max_model_len", 0) or 0)
@@ -169,22 +166,19 @@ class EngineController(QObject):
     # -- questions ------------------------------------------------------------
     def conversation(self, refs):
         """This document set's conversation, as it was left (also after a restart)."""
-        from app.core.answer import conversation as conversations
-        key = tuple(sorted(r.doc_id for r in refs))
-        if key not in self.conversations:
-            self.conversations[key] = conversations.load(list(key), getattr(self.plan, "model_id", ""))
-        return self.conversations[key]
+        return self.service.conversation(refs)
 
     def ask(self, library, refs, question: str, evidence=None) -> None:
         """The evidence first (a job of its own, started first: it never waits for the engine),
         then the engine's answer, whose prompt starts with the evidence's pages. `evidence`:
         already found and shown (a comparison's table): the prompt starts with it."""
+        self.service.library = library
         asked, found = time.perf_counter(), Future()
         if evidence is not None:
             found.set_result(evidence)
         else:
             self._evidence_job = workers.run(
-                _evidence, library, refs, question, asked, found,
+                _evidence, self.service, refs, question, asked, found,
                 on_done=self.sig_evidence.emit,
                 on_error=lambda exc, job=None: log.warning("evidence for %r: %s", question, exc))
         conv = self.conversation(refs)
@@ -201,12 +195,12 @@ class EngineController(QObject):
                 self.progress.say(value.line())
 
         def done(answer) -> None:
-            self._save_conversation(conv)
+            self.service.save_conversation(conv)
             self._question_ended()
             self.sig_answer.emit(question, answer)
 
         self._ask_job = workers.run(
-            _ask, self.runtime, library, refs, question, conv, found,
+            _ask, self.service, refs, question, conv, found,
             on_message=message,
             on_progress=lambda read, total: self.progress.say(estimate(read, total).line()),
             on_done=done,
@@ -234,12 +228,14 @@ class EngineController(QObject):
     def warm_evidence(self, library, refs) -> None:
         """Ready the evidence search for these documents (their first question's cards come
         at once); in the background, and a failure costs only that head start."""
-        workers.run(_warm_evidence, library, refs,
+        self.service.library = library
+        workers.run(_warm_evidence, self.service, refs,
                     on_error=lambda exc, job=None: log.info("evidence warm-up: %s", exc))
 
     def review(self, library, refs, template: str, label: str) -> None:
         """A review template by map-reduce (parts said as they are read); the result arrives
         on sig_answer like any answer, with `label` as its question."""
+        self.service.library = library
         self._question_began()
 
         def part(value) -> None:
@@ -252,16 +248,9 @@ class EngineController(QObject):
             self.sig_answer.emit(label, answer)
 
         self._ask_job = workers.run(
-            _review, self.runtime, library, refs, template,
+            _review, self.service, refs, template,
             on_message=part, on_done=done,
             on_error=lambda exc, job=None: self._on_ask_failed(label, exc))
-
-    def _save_conversation(self, conv) -> None:
-        from app.core.answer import conversation as conversations
-        try:
-            conversations.save(conv, getattr(self.plan, "model_id", ""))
-        except OSError as exc:  # only a speed-up for the next session
-            log.info("conversation not kept: %s", exc)
 
     def read_in_background(self, library, refs, label: str) -> None:
         """Read the open documents whole while the user looks at them (ARCHITECTURE §2), once
@@ -288,6 +277,7 @@ class EngineController(QObject):
                 (self._ask_job is not None and not self._ask_job.finished):
             return
         library, refs, label = self._reading_args
+        self.service.library = library
         key, estimate = self._reading_key, ProgressEstimate(f"reading {label}")
 
         def say(line: str) -> None:                 # a reading of documents no longer asked says nothing
@@ -300,7 +290,7 @@ class EngineController(QObject):
             say("" if result.get("already") else f"read {label}: answers use the whole document")
 
         self._read_job = workers.run(
-            _read, self.runtime, library, refs,
+            _read, self.service, refs,
             on_progress=lambda read, total: say(estimate(read, total).line()),
             on_done=done, on_error=lambda exc, job=None: self._on_read_failed(exc, key))
 
@@ -321,7 +311,8 @@ class EngineController(QObject):
         in the background, and a failure only costs the first answer its head start."""
         if not self.ready():
             return
-        workers.run(_prepare, self.runtime, library, refs,
+        self.service.library = library
+        workers.run(_prepare, self.service, refs,
                     on_error=lambda exc, job=None: log.info("engine prepare: %s", exc))
 
     def _on_ask_failed(self, question: str, exc: Exception) -> None:
@@ -336,14 +327,16 @@ class EngineController(QObject):
     def shutdown(self) -> None:
         """Stop generation and the engine process (called when the window closes)."""
         self._closing.set()
+        self._stop_jobs()
+        try:
+            self.service.stop()
+        except Exception as exc:  # noqa: BLE001 - exit must go on
+            log.warning("engine stop: %s", exc)
+        self.state = "stopped"
+
+    def _stop_jobs(self) -> None:
         self._reading_timer.stop()
         self.progress.stop()
         self.stop_answer()
         if self._read_job is not None and not self._read_job.finished:
             self._read_job.cancel()
-        if self.runtime is not None:
-            try:
-                self.runtime.stop()
-            except Exception as exc:  # noqa: BLE001 - exit must go on
-                log.warning("engine stop: %s", exc)
-        self.runtime, self.plan, self.state = None, None, "stopped"

@@ -5,7 +5,7 @@ from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPalette
 from PySide6.QtWidgets import QWidget
 
-GB = 1e9
+GB = float(1 << 30)     # as the plan and the model list count (2^30 bytes): one machine reads the same everywhere
 WARN_AT, ALARM_AT = 0.75, 0.90      # share of memory in use where the bar turns amber / red
 COLOURS = {"ok": QColor("#3a9d5d"), "warn": QColor("#d99a1e"), "alarm": QColor("#d64541")}
 KV_COLOUR = QColor("#5b7fd6")
@@ -14,14 +14,6 @@ KV_COLOUR = QColor("#5b7fd6")
 def level(share: float) -> str:
     """Colour level for a used share of memory."""
     return "alarm" if share >= ALARM_AT else "warn" if share >= WARN_AT else "ok"
-
-
-def kv_share(metrics: dict) -> float | None:
-    """KV-cache use (0..1) as the engine reports it (our worker or vLLM), or None."""
-    from app.worker.client import kv_cache_usage
-
-    value = kv_cache_usage(metrics)
-    return None if value is None else max(0.0, min(1.0, value))
 
 
 class MemoryGauge(QWidget):

@@ -18,9 +18,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.documents import doc_locks, listing
+from app.core.documents import listing
 from app.qt import workers
 from app.qt.errors import show_error
+from app.service import answers_under_way
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -142,7 +143,7 @@ class LibraryPanel(QWidget):
             if answer != QMessageBox.StandardButton.Yes:
                 return
         for doc_id in ids:
-            if doc_locks.answers_under_way(self.library.get(doc_id).sha256):
+            if answers_under_way(self.library, doc_id):
                 self._remove_after_answer(doc_id)      # the window stays usable meanwhile
                 continue
             listing.remove_document(self.library, doc_id)

@@ -30,12 +30,13 @@ from app.qt.compare_layout import SideBySide
 from app.qt.conversations import Conversations
 from app.qt.doc_loader import DocumentLoader, original_path
 from app.qt.library_panel import LibraryPanel
-from app.qt.engine_controller import EngineController, plan_summary
+from app.qt.engine_controller import EngineController
 from app.qt.errors import one_line, show_error
 from app.qt.pdf_pane import PdfPane
 from app.qt.start_page import StartPage
 from app.qt.status_bar import ReadingsPoller, StatusBar
 from app.qt.window_actions import build_actions
+from app.service.events import plan_summary
 
 
 class MainWindow(QMainWindow):
@@ -66,6 +67,8 @@ class MainWindow(QMainWindow):
         self.loader.sig_indexed.connect(self._on_indexed)
         self.loader.sig_unsearchable.connect(self._on_unsearchable)
         self.loader.sig_failed.connect(self._on_open_failed)
+        self.loader.sig_refused.connect(lambda path, exc: self.statusBar().showMessage(
+            f"Not opened: {str(exc).splitlines()[0] if str(exc) else path}", 15000))
         self.engine = engine or EngineController(parent=self)
         self._connect_engine()
         self.poller = ReadingsPoller(parent=self)
@@ -227,6 +230,10 @@ class MainWindow(QMainWindow):
     def open_path(self, path: str, pane: PdfPane | None = None) -> None:
         pane = pane or self.target_pane()
         path = original_path(self.library, str(path))   # never our OCR copy (issue 33.2)
+        # what was open stays until the file is known to open (a bad file is refused first)
+        self.loader.open(pane, path, on_accepted=lambda: self._open_accepted(pane, path))
+
+    def _open_accepted(self, pane: PdfPane, path: str) -> None:
         self.opened_from[pane] = path
         # a document opened (Ctrl+O, recent, the library's Open, a drop) is the one asked:
         # a scope chosen in the library before must not stick behind a different page
@@ -236,7 +243,6 @@ class MainWindow(QMainWindow):
         pane.set_notice("")
         gui_settings.add_recent(self.settings, path)
         self.doc_stack.setCurrentIndex(1)
-        self.loader.open(pane, path)
         self._sync_chat()
 
     def open_dialog(self, pane: PdfPane | None = None) -> None:
@@ -386,7 +392,7 @@ class MainWindow(QMainWindow):
             self.chat.restart_stream(detail)
         self.status.set_engine_state(state, detail)
         self.start_page.set_engine_state(state, detail)
-        plan = getattr(self.engine.runtime, "plan", None)
+        plan = self.engine.plan
         if state == "ready" and plan is not None:    # set before "ready"; sig_ready may come much later
             self.start_page.set_plan(plan)
         self._sync_chat()
@@ -395,7 +401,7 @@ class MainWindow(QMainWindow):
         line, reasons = plan_summary(plan)
         self.status.set_plan(line, reasons)
         self.start_page.set_plan(plan)
-        self.poller.runtime = self.engine.runtime
+        self.poller.service = self.engine.service
         self._update_notices()
         self._sync_chat()
         self._prepare_engine()
@@ -427,8 +433,8 @@ class MainWindow(QMainWindow):
         selected = self.citations.current
         self.citations.set_citations(answer.citations, self._labels(), cards)
         shown = self.chat.entries[-1].question      # as the chat shows it (a comparison's, not its prompt)
-        workers.run(lambda ctx, ids, conv: self.library.add_exchange(ids, shown, json.dumps(data, ensure_ascii=False),
-                                                                    conversation=conv),
+        workers.run(lambda ctx, ids, conv: self.engine.service.store_exchange(
+                        ids, shown, json.dumps(data, ensure_ascii=False), conversation=conv),
                     list(self._asked_ids), getattr(self, "_asked_conversation", None),
                     on_done=lambda _: self.conversations.refresh_list(), on_error=lambda exc: show_error(self, exc))
         if answer.citations and answer.headline == "answer":

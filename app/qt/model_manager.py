@@ -32,7 +32,7 @@ def measured_speeds() -> dict[str, float]:
     from app.core.answer.reading_memory import ReadingMemory
     from app.core.plan.advice import measured_speeds as by_model
     try:
-        return by_model(ReadingMemory().data.get("prefill_tps", {}))
+        return by_model(ReadingMemory().steady_tps())
     except Exception:  # noqa: BLE001 - no memory yet: every figure is an estimate
         return {}
 
@@ -63,11 +63,7 @@ def _import(ctx, path: str):
 def use_model(controller, model_id: str) -> None:
     """Restart the engine with `model_id` preferred: the planner makes a new plan and says why.
     The controller's conversations stay (they are kept per document set)."""
-    from app.worker.runtime import EngineRuntime
-    controller.shutdown()
-    controller._closing.clear()
-    controller._factory = lambda on_status: EngineRuntime(model_id=model_id, on_status=on_status)
-    controller.start()
+    controller.use_model(model_id)
 
 
 class ModelManager(QDialog):

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QSizePolicy,
     QSpinBox,
+    QStyle,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -103,7 +104,9 @@ class PdfPane(QWidget):
         bar = QHBoxLayout()
         bar.setContentsMargins(6, 4, 6, 0)
         bar.addWidget(self.title, 1)
-        self.open_button = self._tool("📂", "Open a PDF in this pane", self.sig_open_here.emit)
+        # the style's own folder icon: an emoji glyph is an empty box where no emoji font is installed
+        self.open_button = self._tool("", "Open a PDF in this pane", self.sig_open_here.emit)
+        self.open_button.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_DirOpenIcon))
         bar.addWidget(self.open_button)
         for widget in (self.page_box, self.page_total,
                        self._tool("−", "Zoom out (Ctrl+-)", lambda: self.view.zoom_by(1 / 1.2)), self.zoom_box,

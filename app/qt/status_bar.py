@@ -6,15 +6,13 @@ second, never on the UI thread: an HTTP call to a busy engine can take a while.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QStatusBar, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QStatusBar, QWidget
 
 from app.qt import workers
 from app.qt.interface_language import tr
-from app.qt.gauges import MemoryGauge, kv_share
-from app.worker import protocol
+from app.qt.gauges import GB, MemoryGauge
 
 STATE_COLOURS = {"ready": "#3a9d5d", "failed": "#d64541", "dead": "#d64541",
                  "notresponding": "#d99a1e", "downgrade": "#d99a1e", "stopped": "#888888"}
@@ -29,34 +27,12 @@ class Readings:
     metrics: dict = field(default_factory=dict)     # the engine's own numbers
 
 
-def take_readings(ctx, runtime) -> Readings:
+def take_readings(ctx, service) -> Readings:
     """One sample; looked up through the module so tests can inject a GPU we lack."""
     from app.core.plan import hardware
     total, available = hardware._meminfo()
-    metrics = dict(runtime.metrics() or {}) if runtime is not None else {}
-    kv_bytes = _kv_bytes(runtime, metrics)
-    if kv_bytes:
-        metrics["kv_cache_bytes"] = kv_bytes
+    metrics = service.engine_readings() if service is not None else {}
     return Readings(list(hardware.gpu_readings()), total, available, metrics)
-
-
-def _kv_bytes(runtime, metrics: dict) -> float | None:
-    """Bytes of KV cache in use, where the engine reports cells (our llama.cpp worker)."""
-    cells = metrics.get(protocol.KV_CACHE_USED_CELLS)
-    plan = getattr(runtime, "plan", None)
-    if cells is None or plan is None:
-        return None
-    per_token = _kv_per_token(getattr(plan, "model_id", ""))
-    return cells * per_token if per_token else None
-
-
-@lru_cache(maxsize=8)
-def _kv_per_token(model_id: str) -> int:
-    try:
-        from app.core.models import catalogue as models
-        return models.load_catalogue().get(model_id).kv_bytes_per_token()
-    except Exception:  # noqa: BLE001 - a gauge detail, never an error
-        return 0
 
 
 class ReadingsPoller(QObject):
@@ -65,7 +41,7 @@ class ReadingsPoller(QObject):
 
     def __init__(self, interval_ms: int = 1000, parent=None) -> None:
         super().__init__(parent)
-        self.runtime = None
+        self.service = None        # app.service.Assistant: its engine's readings
         self._job = None
         self._timer = QTimer(self, interval=interval_ms, timeout=self.poll)
 
@@ -79,7 +55,7 @@ class ReadingsPoller(QObject):
     def poll(self) -> None:
         if self._job is not None and not self._job.finished:
             return    # a slow sample is still running: skip rather than pile up
-        self._job = workers.run(take_readings, self.runtime, on_done=self.sig_readings.emit,
+        self._job = workers.run(take_readings, self.service, on_done=self.sig_readings.emit,
                                 on_error=lambda exc: None)
 
 
@@ -113,6 +89,11 @@ class StatusBar(QStatusBar):
         self.answer_label.setVisible(False)
         self.paused_label = QLabel("", objectName="pausedWork")   # what waits while a question runs
         self.paused_label.setVisible(False)
+        # Labels never ask for their text's width: the window's width is the screen's to set,
+        # and the lines are elided to what is left (whole in their tooltips).
+        for label in (self.activity_label, self.paused_label, self.plan_label, self.gpu_note):
+            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+            label.setMinimumWidth(24)
         self.addWidget(self.state_label)
         self.addWidget(self.answer_label)
         self.addWidget(self.activity_label)
@@ -129,8 +110,9 @@ class StatusBar(QStatusBar):
 
     def set_paused_work(self, text: str) -> None:
         """"search vectors paused while answering" while a question holds the machine."""
-        self.paused_label.setText(text)   # (a pause glyph: no font here has it)
-        self.paused_label.setToolTip("The app's background work waits while a question is answered, "
+        self.paused_label.setText(self.paused_label.fontMetrics().elidedText(
+            text, Qt.TextElideMode.ElideRight, ACTIVITY_WIDTH))
+        self.paused_label.setToolTip(text + "\n" + "The app's background work waits while a question is answered, "
                                      "so the answer has the processor to itself; it resumes after.")
         self.paused_label.setVisible(bool(text))
 
@@ -158,7 +140,7 @@ class StatusBar(QStatusBar):
         self.plan_label.setToolTip(tr(tip))
 
     def update_readings(self, readings: Readings) -> None:
-        kv = kv_share(readings.metrics)
+        kv = readings.metrics.get("kv_cache_share")
         kv_bytes = readings.metrics.get("kv_cache_bytes")
         if readings.gpus:
             self.gpu_note.setText("")
@@ -172,18 +154,18 @@ class StatusBar(QStatusBar):
             self._ensure_gauges(["RAM"])
             used = readings.ram_total - readings.ram_available
             self.gauges[0].set_reading(used, readings.ram_total, kv_bytes, kv,
-                                       tr(f"System RAM in use: {used / 1e9:.1f} of {readings.ram_total / 1e9:.1f} GB"
-                                          + (f"\nEngine KV cache: {kv_bytes / 1e9:.2f} GB" if kv_bytes else "")))
+                                       tr(f"System RAM in use: {used / GB:.1f} of {readings.ram_total / GB:.1f} GB"
+                                          + (f"\nEngine KV cache: {kv_bytes / GB:.2f} GB" if kv_bytes else "")))
 
     @staticmethod
     def _gpu_tip(gpu, kv: float | None, kv_bytes: float | None) -> str:
         lines = [f"GPU {gpu.index}: {gpu.name}",
-                 f"VRAM used {gpu.used_bytes / 1e9:.1f} of {gpu.total_bytes / 1e9:.1f} GB "
-                 f"({gpu.free_bytes / 1e9:.1f} GB free)"]
+                 f"VRAM used {gpu.used_bytes / GB:.1f} of {gpu.total_bytes / GB:.1f} GB "
+                 f"({gpu.free_bytes / GB:.1f} GB free)"]
         if kv is not None:
             lines.append(f"Engine KV cache in use: {kv:.0%} of its pool")
         if kv_bytes:
-            lines.append(f"Engine KV cache: {kv_bytes / 1e9:.2f} GB")
+            lines.append(f"Engine KV cache: {kv_bytes / GB:.2f} GB")
         return "\n".join(lines)
 
     def _ensure_gauges(self, labels: list[str]) -> None:

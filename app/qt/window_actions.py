@@ -43,8 +43,15 @@ def _file_menu(window, menu) -> None:
     recent = menu.addMenu("Open &recent")
     recent.aboutToShow.connect(lambda: _fill_recent(window, recent))
     _action(window, menu, "&Close side-by-side view", lambda: window.set_compare(False), name="close_compare")
+    _action(window, menu, "Compare &versions (left: old, right: new)", lambda: _compare_versions(window),
+            name="compare_versions")
     menu.addSeparator()
     _action(window, menu, "&Quit", window.close, "Ctrl+Q", "quit")
+
+
+def _compare_versions(window) -> None:
+    from app.qt.redline_window import open_versions
+    open_versions(window)
 
 
 def _fill_recent(window, menu) -> None:

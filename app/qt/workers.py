@@ -6,10 +6,11 @@ queued calls, so widgets are only ever touched on the thread that owns them.
 """
 from __future__ import annotations
 
-import threading
 from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+from app.core.cancel import Cancel
 
 _POOL: QThreadPool | None = None
 _LIVE: set["Job"] = set()   # keeps running jobs (and their signal objects) alive
@@ -79,7 +80,7 @@ class JobContext:
     to call from its thread (they only emit signals)."""
 
     def __init__(self, job: Job) -> None:
-        self.cancel_event = threading.Event()
+        self.cancel_event = Cancel()          # a Stop also cuts the engine's request it is linked to
         self._job = job
 
     @property

@@ -30,7 +30,7 @@ class ChatResult:
     completion_tokens: int
     cached_tokens: int
     finish_reason: str      # "stop", "length", "loop" (the answer repeated itself: cut here), "error"
-    cut: str = ""           # why the engine ended the reply early (finish_reason "error"): one line
+    cut: str = ""           # why the reply ended early (finish "error", "loop", "length"): one line
     passages: dict | None = None   # our worker, given a passage plan: {"read": K, "of": N, "measured_tps": X}
 
 
@@ -70,19 +70,30 @@ def kv_cache_usage(metrics: dict[str, float]) -> float | None:
     return None
 
 
-STALL_S = 120.0           # default stall deadline: seconds without a byte from the engine
+# What a reply's `cut` says (the answer's warning line) when it did not end by itself.
+LOOP_CUT = "the answer began repeating itself and was ended there"
+LENGTH_CUT = "the answer reached its token limit and was ended there"
+
+STALL_S = 120.0           # default stall deadline: seconds without progress from the engine
 CONNECT_S = 5.0           # connecting to a local or team endpoint takes milliseconds when it is up
+# What one reply may hold: an endpoint that streams without end, or one 10 MB event, must not grow
+# the app without bound. A token is rarely over 16 characters; the floor covers tiny max_tokens.
+CHARS_PER_TOKEN_MAX, MIN_ANSWER_CHARS = 16, 16_384
+MAX_LINE = 1 << 20        # one SSE line (one event): our worker's and vLLM's are well under 10 KB
+MAX_BODY = 4 << 20        # a non-streamed reply (/tokenize, /metrics, /v1/models, an error body)
 _PROGRESS = protocol.PROGRESS_COMMENT
 
 
 class ChatClient:
     def __init__(self, base_url: str, api_key: str, model: str, timeout_s: float = STALL_S,
-                 repeat_penalty: float = 1.0, connect_timeout_s: float = CONNECT_S, guard_loops: bool = False):
+                 repeat_penalty: float = 1.0, connect_timeout_s: float = CONNECT_S, guard_loops: bool = False,
+                 total_s: float | None = None):
         # timeout_s is a stall deadline, not a limit on the whole answer: the longest the engine
         # may send nothing (our worker sends a progress comment every slice of the prompt it
         # reads; a vLLM caller passes stall_s from the prompt's expected reading time)
         self.base_url, self.api_key, self.model, self.timeout_s = base_url.rstrip("/"), api_key, model, timeout_s
         self.connect_timeout_s = connect_timeout_s
+        self.total_s = total_s                  # a whole answer's limit (a remote endpoint's); None: none
         self.repeat_penalty = repeat_penalty    # the model's own (models.toml); 1.0 = none, not sent
         # engines without our worker's loop guard (vLLM, a remote endpoint): the stream reader
         # ends a JSON answer whose "answer" string repeats itself (app/core/answer/loops.py)
@@ -97,15 +108,16 @@ class ChatClient:
              temperature: float = 0.0, on_delta: Callable[[str], None] | None = None,
              cancel: threading.Event | None = None,
              on_progress: Callable[[int, int], None] | None = None,
-             stall_s: float | None = None, passage_plan: dict | None = None) -> ChatResult:
+             stall_s: float | None = None, passage_plan: dict | None = None,
+             extra: dict | None = None) -> ChatResult:
         """One streamed answer. `on_progress(tokens read, prompt tokens)` from our worker's SSE
         comments while it reads the prompt; `stall_s` overrides the stall deadline;
         `passage_plan`: our worker's `pagewise_passages` (where the passages end, the deadline):
-        sent only by callers that know the engine is our worker."""
+        sent only by callers that know the engine is our worker; `extra`: more request fields."""
         body = {"model": self.model, "messages": messages, "max_tokens": max_tokens,
                 "temperature": temperature, "stream": True, "stream_options": {"include_usage": True}}
-        if self.repeat_penalty != 1.0:   # our llama.cpp worker's name; vLLM calls its own repetition_penalty
-            body["repeat_penalty"] = self.repeat_penalty
+        body.update(self.request_fields())
+        body.update(extra or {})
         if passage_plan is not None:
             body["pagewise_passages"] = passage_plan
         if json_schema is not None:
@@ -120,10 +132,17 @@ class ChatClient:
         try:
             resp = self._send(conn, "POST", f"{self._prefix}/chat/completions", body, cancel, read_timeout_s=stall)
             guard = self.guard_loops and json_schema is not None
-            return self._collect(self._events(resp, cancel, on_progress, stall), began, on_delta, cancel, guard)
+            limit = max(MIN_ANSWER_CHARS, max_tokens * CHARS_PER_TOKEN_MAX)
+            return self._collect(self._events(resp, cancel, on_progress, stall), began, on_delta, cancel, guard,
+                                 limit)
         finally:
             done.set()
             conn.close()
+
+    def request_fields(self) -> dict:
+        """Fields every chat request carries for this engine: here our llama.cpp worker's
+        repetition penalty (engines that name it otherwise override this)."""
+        return {"repeat_penalty": self.repeat_penalty} if self.repeat_penalty != 1.0 else {}
 
     def health(self) -> bool:
         """Our worker and vLLM answer /health: 200 is healthy, anything else is not (vLLM says 503
@@ -149,76 +168,123 @@ class ChatClient:
         conn = self._connection(60)
         try:
             resp = self._send(conn, "POST", f"{self._root}/tokenize", {"model": self.model, "messages": messages})
-            return int(json.loads(resp.read())["count"])
+            reply = _json_or_none(_read_bounded(resp))
+            count = reply.get("count") if isinstance(reply, dict) else None
+            if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+                raise errors.ServerError(f"{self._where()}: /tokenize gave no token count")
+            return count
+        except (OSError, http.client.HTTPException) as exc:
+            raise self._broken(exc, None) from None
         finally:
             conn.close()
 
     def models(self) -> list[str]:
-        status, data = self._get(f"{self._prefix}/models", timeout_s=10)
+        return [str(m.get("id", "")) for m in self.model_list()]
+
+    def model_list(self, timeout_s: float = 10) -> list[dict]:
+        """The server's /models entries (id, and max_model_len where vLLM or our worker say it);
+        an HTTP error raised as its WorkerError, a body that is not OpenAI-style JSON as ValueError."""
+        status, data = self._get(f"{self._prefix}/models", timeout_s=timeout_s)
         self._raise_for(status, data)
-        return [m.get("id", "") for m in json.loads(data).get("data", [])]
+        reply = _json_or_none(data)
+        listed = reply.get("data") if isinstance(reply, dict) else None
+        if not isinstance(listed, list):
+            raise errors.ServerError(f"{self._where()}: /v1/models did not list models")
+        return [m for m in listed if isinstance(m, dict)]
 
     # --- streaming ----------------------------------------------------------------------------
     def _events(self, resp: http.client.HTTPResponse, cancel, on_progress=None,
                 stall_s: float | None = None) -> Iterator[dict]:
+        """The stream's events, checked. The stall deadline runs on progress, not on bytes: a
+        keep-alive comment every 20 s (or an event with nothing in it) does not reset it; answer
+        text and our worker's reading progress do."""
+        stall = stall_s or self.timeout_s
+        began = last_progress = time.monotonic()
+        last_said = None
         while True:
+            now = time.monotonic()
+            if now - last_progress > stall:
+                raise errors.RequestTimeout(f"{self._where()} made no progress for {stall:.0f} s "
+                                            "(the engine stalled)")
+            if self.total_s is not None and now - began > self.total_s:
+                raise errors.RequestTimeout(f"{self._where()} did not finish its answer within {self.total_s:.0f} s")
             try:
-                raw = resp.readline()
+                raw = resp.readline(MAX_LINE + 1)
             except (OSError, http.client.HTTPException) as exc:
                 raise self._broken(exc, cancel, stall_s) from None
             if not raw:
                 if cancel is not None and cancel.is_set():
                     raise errors.Cancelled("cancelled")
                 raise errors.WorkerDied(f"{self._where()} closed the stream before it finished")
+            if len(raw) > MAX_LINE:
+                raise errors.ServerError(f"{self._where()} sent an event over {MAX_LINE >> 20} MB")
             line = raw.decode("utf-8", errors="replace").strip()
             if line.startswith(":"):
                 progress = _PROGRESS.match(line)
-                if progress and on_progress:
-                    on_progress(int(progress.group(1)), int(progress.group(2)))
+                if progress:
+                    done, total = int(progress.group(1)), int(progress.group(2))
+                    if (done, total) != last_said:
+                        last_progress, last_said = time.monotonic(), (done, total)
+                    if on_progress:
+                        on_progress(done, total)
                 continue
             if not line.startswith("data:"):
                 continue
             payload = line[5:].strip()
             if payload == "[DONE]":
                 return
-            try:
-                event = json.loads(payload)
-            except ValueError:
+            event = _checked_event(_json_or_none(payload))
+            if event is None:
                 raise errors.ServerError(f"{self._where()} sent a malformed event") from None
             if "error" in event:
                 said = _message(event)
                 raise StreamError(f"{self._where()}: {said}", said)
+            if any(c.get("delta", {}).get("content") or c.get("finish_reason") for c in event.get("choices", ())):
+                last_progress = time.monotonic()
             yield event
 
-    def _collect(self, events: Iterator[dict], began: float, on_delta, cancel, guard: bool = False) -> ChatResult:
+    def _collect(self, events: Iterator[dict], began: float, on_delta, cancel, guard: bool = False,
+                 limit: int = MIN_ANSWER_CHARS) -> ChatResult:
         """The streamed reply. An error event after some text keeps that text (finish "error",
         `cut` = the engine's words); before any text it is raised. With `guard`, a looping
-        answer string ends the stream (finish "loop") and the reply is closed as JSON there."""
-        parts, ttft, finish, usage, cut = [], 0.0, "", {}, ""
+        answer string ends the stream (finish "loop") and the reply is closed as JSON there.
+        Past `limit` characters the reply ends there (finish "length"), as max_tokens would."""
+        parts, ttft, finish, usage, cut, size, pieces = [], 0.0, "", {}, "", 0, 0
         try:
             for event in events:
                 for choice in event.get("choices") or []:
                     delta = (choice.get("delta") or {}).get("content") or ""
                     if delta:
                         ttft = ttft or time.perf_counter() - began
+                        delta = delta[:limit - size]
+                        size += len(delta)
                         parts.append(delta)
+                        pieces += 1
                         if on_delta:
                             on_delta(delta)
                     finish = choice.get("finish_reason") or finish
+                if size >= limit:
+                    finish = "length"
+                    break                  # closing the connection makes the engine stop generating
                 usage = event.get("usage") or usage
                 if cancel is not None and cancel.is_set():
                     raise errors.Cancelled("cancelled")
                 if guard and _loops("".join(parts)):
-                    parts, finish = [closed_at_loop("".join(parts))], "loop"
+                    parts, finish, cut = [closed_at_loop("".join(parts))], "loop", LOOP_CUT
                     break                  # closing the connection makes the engine stop generating
         except StreamError as exc:
             if not "".join(parts).strip():
                 raise
             finish, cut = "error", exc.said or "the engine ended the reply with an error"
+        if finish in ("length", "loop") and not cut:     # "loop": our llama.cpp worker's loop guard
+            cut = LENGTH_CUT if finish == "length" else LOOP_CUT
         total = time.perf_counter() - began
         details = usage.get("prompt_tokens_details") or {}
+        # a stream ended by us (a loop) or by an engine that reports no usage: one streamed piece
+        # is one token on vLLM and our worker (a character split across tokens may join two)
+        completion = int(usage.get("completion_tokens") or 0) or pieces
         return ChatResult("".join(parts), ttft or total, total, int(usage.get("prompt_tokens") or 0),
-                          int(usage.get("completion_tokens") or 0), int(details.get("cached_tokens") or 0),
+                          completion, int(details.get("cached_tokens") or 0),
                           finish or "stop", cut, usage.get("pagewise_passages"))
 
     # --- HTTP plumbing ------------------------------------------------------------------------
@@ -241,7 +307,11 @@ class ChatClient:
         except (OSError, http.client.HTTPException) as exc:
             raise self._broken(exc, cancel, read_timeout_s) from None
         if resp.status != 200:
-            self._raise_for(resp.status, resp.read())
+            try:
+                said = _read_bounded(resp)
+            except (OSError, http.client.HTTPException):
+                said = b""
+            self._raise_for(resp.status, said)
         return resp
 
     def _get(self, path: str, timeout_s: float) -> tuple[int, bytes]:
@@ -249,7 +319,7 @@ class ChatClient:
         try:
             conn.request("GET", path, headers=self._headers())
             resp = conn.getresponse()
-            return resp.status, resp.read()
+            return resp.status, _read_bounded(resp)
         except (OSError, http.client.HTTPException) as exc:
             raise self._broken(exc, None) from None
         finally:
@@ -305,11 +375,48 @@ def _loops(generated: str) -> bool:
     return body is not None and looping(body)
 
 
-def _json_or_none(data: bytes):
+def _json_or_none(data: bytes | str):
     try:
         return json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
+
+
+def _read_bounded(resp: http.client.HTTPResponse, limit: int = MAX_BODY) -> bytes:
+    data = resp.read(limit + 1)
+    if len(data) > limit:
+        raise errors.ServerError(f"the engine's reply is over {limit >> 20} MB")
+    return data
+
+
+def _checked_event(event) -> dict | None:
+    """An OpenAI stream chunk as this client reads it, or None: an object whose choices are a
+    list of objects with an object delta whose content is text, and whose usage is an object."""
+    if not isinstance(event, dict):
+        return None
+    if "error" in event:
+        return event
+    choices = event.get("choices", [])
+    if choices is None:
+        choices = event["choices"] = []
+    if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
+        return None
+    for choice in choices:
+        if choice.get("delta") is None:
+            choice["delta"] = {}
+        delta = choice["delta"]
+        if not isinstance(delta, dict) or not isinstance(delta.get("content") or "", str):
+            return None
+        if not isinstance(choice.get("finish_reason") or "", str):
+            return None
+    usage = event.get("usage") or {}
+    details = usage.get("prompt_tokens_details") or {} if isinstance(usage, dict) else None
+    if not isinstance(usage, dict) or not isinstance(details, dict):
+        return None
+    counts = [usage.get("prompt_tokens"), usage.get("completion_tokens"), details.get("cached_tokens")]
+    if not all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in counts):
+        return None
+    return event
 
 
 def _message(obj) -> str:

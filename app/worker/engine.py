@@ -193,13 +193,24 @@ class Engine:
         sup = self._supervisor
         return sup is not None and (sup.exited.is_set() or not sup.is_alive())
 
+    def on_end(self, flag: threading.Event) -> Callable[[], None]:
+        """`flag` is set the moment the engine process ends (at once if it has); returns the
+        unlink. A team's server (no process of ours) never ends this way."""
+        sup = self._supervisor
+        link = getattr(getattr(sup, "exited", None), "link", None)
+        if link is None:
+            return lambda: None
+        unlink = link(flag)
+        if not sup.is_alive():          # reaped before the supervisor's watcher said so
+            flag.set()
+        return unlink
+
     def wait_exit(self, seconds: float) -> bool:
         sup = self._supervisor
         return sup is not None and sup.exited.wait(seconds)
 
     def exit_status(self) -> str:
-        proc = getattr(self._supervisor, "_proc", None)
-        code = proc.poll() if proc is not None else None
+        code = self._supervisor.exit_code() if self._supervisor is not None else None
         return f"exit code {code}" if code is not None else "killed"
 
     def log_tail(self) -> list[str]:

@@ -1,6 +1,7 @@
 """LaunchSpec: everything the engine-agnostic supervisor needs to start one worker process."""
 from __future__ import annotations
 
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -27,6 +28,12 @@ class LaunchSpec:
     cwd: Path | None = None
     description: str = ""          # one line for the status bar/log ("llama.cpp, CPU, 8K context")
     extra: dict = field(default_factory=dict)  # engine-specific facts (n_ctx, plan rung...) for callers
+    # The socket the child serves on, bound by the app and inherited (its fd number is in argv):
+    # no moment where the port is free for another account to take.
+    listen_socket: socket.socket | None = None
+    # An engine that binds its own port: no key is sent before its listener is found among the
+    # child's own open sockets (ports.owned_listener).
+    check_listener: bool = False
 
     @property
     def root_url(self) -> str:

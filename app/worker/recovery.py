@@ -13,6 +13,7 @@ import copy
 import threading
 from typing import Callable, TypeVar
 
+from app.core.cancel import Cancel
 from app.core.failures import FailureKind
 from app.worker import engine_log, errors
 
@@ -47,19 +48,20 @@ def ask(engine, ask_once: Callable[[threading.Event], T], cancel: threading.Even
 
 
 def _attempt(engine, ask_once, cancel):
-    cut, done = threading.Event(), threading.Event()
-
-    def watch() -> None:
-        while not done.is_set():
-            if (cancel is not None and cancel.is_set()) or engine.ended():
-                cut.set()
-                return
-            done.wait(0.05)
-    threading.Thread(target=watch, name="question-watch", daemon=True).start()
+    """One try, its stream cut the moment the engine process ends or the user stops it: both
+    are flags linked to `cut` (`cancel` an app.core.cancel.Cancel; a plain Event is seen only
+    before the try begins), no thread watching them."""
+    cut = threading.Event()
+    unlinks = [engine.on_end(cut)]
+    if isinstance(cancel, Cancel):
+        unlinks.append(cancel.link(cut))
+    elif cancel is not None and cancel.is_set():
+        cut.set()
     try:
         return ask_once(cut)
     finally:
-        done.set()
+        for unlink in unlinks:
+            unlink()
 
 
 def _engine_failure(engine, exc: errors.WorkerError, cancel) -> errors.WorkerError | None:

@@ -3,7 +3,6 @@ local engine: the endpoint from the settings, its API key from the keyring, and 
 at start that turns every way it can fail into one line (unreachable, 401, unknown model, stall)."""
 from __future__ import annotations
 
-import json
 import logging
 
 from app.core import settings
@@ -16,6 +15,7 @@ log = logging.getLogger(__name__)
 
 CONNECT_S = 5.0          # a team server on the LAN connects in milliseconds; 5 s means it is not there
 HEALTH_S = 10.0          # /v1/models must answer this soon at start
+ANSWER_S = 1800.0        # one answer from another machine, reading included: never an open-ended wait
 
 
 def endpoint_from_settings(s: settings.Settings | None = None) -> RemoteEndpoint | None:
@@ -68,11 +68,10 @@ def api_key() -> str:
 def connect(base_url: str, model: str) -> tuple[ChatClient, int | None]:
     """A client for the endpoint after its health check; returns it with the context the server
     says the model has (vLLM and our worker report max_model_len), or None."""
-    client = ChatClient(base_url, api_key(), model, connect_timeout_s=CONNECT_S)
+    client = ChatClient(base_url, api_key(), model, connect_timeout_s=CONNECT_S, total_s=ANSWER_S)
     where = f"remote: {base_url}"
     try:
-        status, data = client._get(f"{client._prefix}/models", timeout_s=HEALTH_S)
-        client._raise_for(status, data)
+        entries = client.model_list(timeout_s=HEALTH_S)
     except errors.RequestTimeout:
         raise errors.RequestTimeout(f"{where} accepted the connection but sent nothing for "
                                     f"{HEALTH_S:.0f} s (the server stalled)") from None
@@ -81,10 +80,9 @@ def connect(base_url: str, model: str) -> tuple[ChatClient, int | None]:
                                 "`pagewise settings set-secret remote_api_key`") from None
     except errors.WorkerError as exc:       # unreachable, 5xx, …: which server, then what happened
         raise _reworded(exc, where) from None
-    try:
-        served = {m.get("id"): m for m in json.loads(data).get("data", []) if isinstance(m, dict)}
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, TypeError, RecursionError):
         raise errors.ServerError(f"{where}: /models did not answer OpenAI-style JSON") from None
+    served = {m.get("id"): m for m in entries}
     if model not in served:
         names = ", ".join(sorted(str(n) for n in served)) or "none"
         raise errors.BadRequest(f"{where} does not serve model {model!r} (it serves: {names}); "

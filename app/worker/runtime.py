@@ -13,6 +13,7 @@ import time
 from typing import Callable
 
 from app.core import cpu_work
+from app.core.cancel import Cancel
 from app.core.answer import prompts, qa
 from app.core.answer.conversation import Conversation
 from app.core.answer.progress import DoesNotFit, WritingClock
@@ -32,6 +33,12 @@ LLAMA_STALL_S = EngineAdapter.FIXED_STALL_S   # our worker reports every ~second
 READING_JOB = "background reading"   # the CPU scheduler's name for it (the user reads it)
 CALIBRATION_TEXT = ("The parties agree that the terms of this agreement apply to every order placed "
                     "under it, unless an order states otherwise in writing.")
+
+
+def _saved_settings():
+    """The settings as saved (the Assistant gives its own source; tests and benchmarks use this)."""
+    from app.core import settings
+    return settings.load()
 
 
 def planner_line(plan) -> str:
@@ -88,10 +95,10 @@ def _writing_told(on_writing, on_delta, on_progress):
 
 
 class EngineRuntime:
-    def __init__(self, model_id: str | None = None, on_status: StatusCallback | None = None,
-                 threads: int | None = None, launcher: Launcher | None = None):
-        self.model_id = model_id
+    def __init__(self, on_status: StatusCallback | None = None, threads: int | None = None,
+                 launcher: Launcher | None = None, settings: Callable[[], object] | None = None):
         self.on_status = on_status
+        self._settings = settings or _saved_settings
         self.engine = Engine(on_status=self._status, launcher=launcher)
         self.memory = ReadingMemory()
         self._lock = threading.Lock()
@@ -101,6 +108,7 @@ class EngineRuntime:
         self._preempt = threading.Event()        # set while a question waits for or holds the engine
         self._questions_done = threading.Event()
         self._questions_done.set()
+        self._cuts: set[threading.Event] = set()   # the background readings' cut flags, under _waiting_lock
 
     @property
     def plan(self):
@@ -115,36 +123,21 @@ class EngineRuntime:
         if self.on_status:
             self.on_status(state, detail)
 
-    def start(self, plan=None) -> None:
-        """Plan for this machine (or take `plan`) and start it, stepping down the ladder when a
-        start fails; then measure this model's speed here once."""
-        from app.core.models import catalogue as models
-        from app.core.plan import hardware, planner
-        from app.core.plan.history import PlanHistory
-        from app.worker import remote
-        from app.worker.downgrade import DowngradeSwitch
-
-        endpoint = remote.endpoint_from_settings() if plan is None else None
-        if endpoint is not None:     # a team's server (settings engine = remote): nothing to start here
-            plan, client = remote.plan_for(endpoint, models.load_catalogue())
-            self.engine.start(plan, connected=client)
-            self.engine.status("ready", planner.explain(plan))
+    def start(self, plan, switch_for=None, connected=None) -> None:
+        """Start `plan` (made by the caller: app.service.planning), stepping down the ladder when
+        a start fails and `switch_for(launch, on_step)` gives the switch that does; then measure
+        this model's speed here once. `connected`: a team server's client (nothing starts here)."""
+        if connected is not None:
+            self.engine.start(plan, connected=connected)
+            self.engine.status("ready", planner_line(plan))
             return
         switch = None
-        if plan is None:
-            hw = hardware.probe()
-            cat = models.load_catalogue()
-            history = PlanHistory()
-            plan = planner.make_plan(hw, cat, prefer_model=self.model_id, available=models.is_available,
-                                     history=history)
-            plan = remote.capped(plan)      # the user's context cap (settings context_cap)
-            switch = DowngradeSwitch(hw, cat, start_fn=self.engine.launch, history=history,
-                                     probe=hardware.probe, available=models.is_available,
-                                     on_step=lambda text: self.engine.status("downgrade", text))
-        self.engine.status("planning", planner.explain(plan))
+        if switch_for is not None:
+            switch = switch_for(self.engine.launch, lambda text: self.engine.status("downgrade", text))
+        self.engine.status("planning", planner_line(plan))
         with self._measuring(plan):
             running = self.engine.start(plan, switch, options_for=self._launch_options)
-            self.engine.status("ready", planner.explain(running))
+            self.engine.status("ready", planner_line(running))
             self.calibrate()
 
     def _measuring(self, plan):
@@ -239,18 +232,17 @@ class EngineRuntime:
             if on_reading:
                 on_reading(r)
 
-        return qa.ask(library, refs, question, line, self.plan.max_model_len,
-                      on_delta=on_delta, cancel=cancel, mode=mode, prefill_tps=self.memory.budget_tps(self.speed_key()),
-                      cached=self.memory.was_read(model, doc_ids), conversation=conversation,
-                      target_s=self.target_s(), on_reading=reading, on_progress=on_progress,
-                      rerank=self.reranks(), evidence=evidence, cut_passages=self.engine.adapter.cuts_passages)
+        options = qa.AskOptions(mode=mode, prefill_tps=self.memory.budget_tps(self.speed_key()),
+                                cached=self.memory.was_read(model, doc_ids), target_s=self.target_s(),
+                                rerank=self.reranks(), cut_passages=self.engine.adapter.cuts_passages)
+        return qa.ask(qa.Question(library, refs, question, self.plan.max_model_len, conversation, evidence),
+                      line, options, qa.Listeners(on_delta, reading, on_progress, cancel))
 
     def reranks(self) -> bool:
         """Whether the model first picks the best retrieved page (qa.ask's `rerank`): the
         setting, off unless the user turns it on (the models measured, 135M and 1.5B, chose
         worse than retrieval's order: app/core/answer/rerank.py)."""
-        from app.core import settings
-        return settings.load().rerank == "on"
+        return self._settings().rerank == "on"
 
     # --- time budget ------------------------------------------------------------------------------
     def speed_key(self) -> str:
@@ -265,13 +257,11 @@ class EngineRuntime:
         """Threads for llama.cpp: the caller's, else the setting (0 = the worker's own choice)."""
         if self.threads:
             return self.threads
-        from app.core import settings
-        return settings.load().threads or None
+        return self._settings().threads or None
 
     def target_s(self) -> float:
         """The first-token target: the CPU's or the GPU's setting."""
-        from app.core import settings
-        return settings.load().first_token_budget(self.engine.adapter.on_gpu(self.plan))
+        return self._settings().first_token_budget(self.engine.adapter.on_gpu(self.plan))
 
     def calibrate(self) -> float | None:
         """This model's prefill speed here, measured once, so even the first question is
@@ -320,6 +310,8 @@ class EngineRuntime:
             self._questions_waiting += 1
             self._preempt.set()
             self._questions_done.clear()
+            for cut in self._cuts:             # a background reading under way stops at its next slice
+                cut.set()
         try:
             with cpu_work.scheduler.foreground("answering"), self._lock:
                 yield
@@ -351,7 +343,6 @@ class EngineRuntime:
                 from app.worker.errors import Cancelled
                 raise Cancelled("reading cancelled")
             self._questions_done.wait()             # a question first
-            cut = threading.Event()
             # one turn of the CPU scheduler per attempt: no search vectors or OCR beside it, and
             # it is cut when a question or a more urgent job (a document being opened) waits
             with cpu_work.scheduler.turn(READING_JOB, cancel.is_set if cancel is not None else None):
@@ -360,28 +351,42 @@ class EngineRuntime:
                 with self._lock:
                     if self._preempt.is_set():
                         continue
-                    watcher = threading.Thread(target=self._cut_when, args=(cut, cancel), daemon=True)
-                    watcher.start()
-                    try:
-                        self.engine.chat(msgs, max_tokens=1, cancel=cut, on_progress=on_progress,
-                                         stall_s=self.engine.adapter.reading_stall_s())
-                        break
-                    except Exception:  # noqa: BLE001 - pre-empted (or cancelled): try again after
-                        if not cut.is_set():
-                            raise
-                    finally:
-                        cut.set()
+                    cut = threading.Event()
+                    with self._cut_when_asked(cut, cancel):
+                        try:
+                            self.engine.chat(msgs, max_tokens=1, cancel=cut, on_progress=on_progress,
+                                             stall_s=self.engine.adapter.reading_stall_s())
+                            break
+                        except Exception:  # noqa: BLE001 - pre-empted (or cancelled): try again after
+                            if not cut.is_set():
+                                raise
         seconds = time.perf_counter() - began
         self.memory.mark_read(model, doc_ids)
         return {"tokens": tokens, "seconds": round(seconds, 2), "cached": True}
 
-    def _cut_when(self, cut: threading.Event, cancel: threading.Event | None) -> None:
-        """Cut the background reading when a question or the user pre-empts it; ends as soon
-        as the reading does (it sets `cut` too)."""
-        while not cut.wait(0.05):
-            if (self._preempt.is_set() or cpu_work.scheduler.should_yield(READING_JOB)
-                    or (cancel is not None and cancel.is_set())):
+    @contextlib.contextmanager
+    def _cut_when_asked(self, cut: threading.Event, cancel: threading.Event | None):
+        """While a background reading runs: `cut` is set the moment a question arrives
+        (_question_first sets every reading's), the CPU scheduler has more urgent work waiting
+        (its change listener) or the user stops it (a linked Cancel; a plain Event is checked
+        at each of the scheduler's changes and when the reading ends)."""
+        def on_change(_line: str = "") -> None:
+            if cpu_work.scheduler.should_yield(READING_JOB) or (cancel is not None and cancel.is_set()):
                 cut.set()
+        with self._waiting_lock:
+            self._cuts.add(cut)
+        unsubscribe = cpu_work.scheduler.subscribe(on_change)
+        unlink = cancel.link(cut) if isinstance(cancel, Cancel) else (lambda: None)
+        try:
+            if self._preempt.is_set():
+                cut.set()
+            on_change()
+            yield
+        finally:
+            unlink()
+            unsubscribe()
+            with self._waiting_lock:
+                self._cuts.discard(cut)
 
     def metrics(self) -> dict:
         return self.engine.metrics()

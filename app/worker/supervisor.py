@@ -21,7 +21,8 @@ import urllib.parse
 from pathlib import Path
 from typing import Callable
 
-from app.worker import protocol
+from app.core.cancel import Cancel
+from app.worker import ports, protocol
 from app.worker.errors import StartError, StartTimeout, WorkerExited
 from app.worker.launch import LaunchSpec
 
@@ -67,8 +68,9 @@ class Supervisor:
         self._last_progress = 0.0
         self._stopping = False
         self._reader: threading.Thread | None = None
-        # set once the running child has ended (death, stop or kill): in-flight requests wait on it
-        self.exited = threading.Event()
+        # set once the running child has ended (death, stop or kill): in-flight requests wait on it,
+        # and the flags linked to it (a request's cut) are set with it
+        self.exited = Cancel()
         self._patterns = [re.compile(p) for p in spec.progress_patterns]
 
     # --- public -------------------------------------------------------------------------------
@@ -78,6 +80,10 @@ class Supervisor:
 
     def is_alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
+
+    def exit_code(self) -> int | None:
+        """The child's exit code once it ended (negative: the signal that killed it); None while it runs."""
+        return self._proc.poll() if self._proc is not None else None
 
     def tail(self) -> list[str]:
         with self._lock:
@@ -96,6 +102,7 @@ class Supervisor:
             self._wait_ready()
         except StartError as exc:
             self._kill()
+            self._release_socket()
             if not self._stopping:                    # stop() during start-up already said STOPPED
                 self._set(WorkerStatus.FAILED, str(exc))
             raise
@@ -109,6 +116,7 @@ class Supervisor:
         atexit.unregister(self.stop)
         was_running = self._proc is not None
         self._kill(grace_s)
+        self._release_socket()
         if was_running and self.status not in (WorkerStatus.FAILED, WorkerStatus.DEAD, WorkerStatus.STOPPED):
             self._set(WorkerStatus.STOPPED, "stopped")
 
@@ -124,6 +132,7 @@ class Supervisor:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 pass
+        self._release_socket()
         self.exited.set()
         if self.status not in (WorkerStatus.FAILED, WorkerStatus.DEAD, WorkerStatus.STOPPED):
             self._set(WorkerStatus.STOPPED, "killed")
@@ -138,6 +147,8 @@ class Supervisor:
         env = {**os.environ, "PYTHONUNBUFFERED": "1", protocol.PARENT_PID_ENV: str(os.getpid()),
                **{k: str(v) for k, v in self.spec.env.items()}}
         kwargs: dict = {}
+        if self.spec.listen_socket is not None:
+            kwargs["pass_fds"] = (self.spec.listen_socket.fileno(),)
         if os.name == "posix":
             kwargs["start_new_session"] = True          # own process group: stop() kills helpers too
         else:
@@ -192,7 +203,7 @@ class Supervisor:
             if code is not None:
                 self._reader.join(timeout=2)              # let the last lines arrive first
                 raise self._classified() or WorkerExited(code, self.tail())
-            status = probe(url, timeout_s=1.0, api_key=spec.api_key)
+            status = self._probe(url, timeout_s=1.0)
             if status == 200:
                 return
             if status == 503:         # it answers, its places busy (other clients): alive, no stall
@@ -204,6 +215,20 @@ class Supervisor:
                 raise self._classified() or StartTimeout(
                     f"{spec.engine} did not become ready within {waited:.0f} s", self.tail())
             time.sleep(0.1)
+
+    def _probe(self, url: str, timeout_s: float) -> int | None:
+        """The health probe carries the key: it goes only to a listener that is our own child's."""
+        if self.spec.check_listener and ports.can_check_listeners():
+            port = urllib.parse.urlsplit(url).port
+            if port is None or self._proc is None or not ports.owned_listener(port, self._proc.pid):
+                return None
+        return probe(url, timeout_s=timeout_s, api_key=self.spec.api_key)
+
+    def _release_socket(self) -> None:
+        """Our copy of the child's socket is kept while the child runs; once it has ended, closed,
+        so a request to the dead worker is refused at once instead of queueing unanswered."""
+        if self.spec.listen_socket is not None:
+            self.spec.listen_socket.close()
 
     def _classified(self) -> StartError | None:
         if not self.spec.classify:
@@ -223,13 +248,14 @@ class Supervisor:
             try:
                 code = proc.wait(timeout=interval)
             except subprocess.TimeoutExpired:
-                ok = probe(url, timeout_s=min(2.0, max(interval, 0.5)), api_key=self.spec.api_key) == 200
+                ok = self._probe(url, timeout_s=min(2.0, max(interval, 0.5))) == 200
                 misses = 0 if ok else misses + 1
                 if misses == 3 and not self._stopping:
                     self._set(WorkerStatus.NOT_RESPONDING, "the engine stopped answering its health check")
                 elif misses == 0 and self.status == WorkerStatus.NOT_RESPONDING:
                     self._set(WorkerStatus.READY, "the engine answers again")
                 continue
+            self._release_socket()       # refused at once from now on, as a dead worker's port was
             self.exited.set()
             if not self._stopping:
                 self._set(WorkerStatus.DEAD, f"engine exited with code {code}")

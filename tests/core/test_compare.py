@@ -3,6 +3,8 @@ quoted as printed and verified on its page, in English contracts and Chinese law
 as typed in either language; the model's row kept only when its citations back it."""
 from __future__ import annotations
 
+import csv
+import io
 from types import SimpleNamespace
 
 from app.core.answer.citations import verify
@@ -92,3 +94,33 @@ def test_the_model_row_only_when_its_citations_back_it(corpus_library):
     assert model_row(backed) == {"summary": "Both pick a governing law.", "citations": [{"page": card.page}]}
     assert model_row(SimpleNamespace(supported=False, text="x", citations=[])) is None
     assert model_row(None) is None
+
+
+def test_nine_contracts_in_one_table(corpus_library):
+    """One row per topic, one column per document, every quote verified on its page; the
+    same engine as two documents: the first two columns are the two-document table's."""
+    from app.core.compare.table_export import NOT_FOUND, to_csv, to_markdown
+    lib, ids = corpus_library
+    names = sorted(n for n in ids if n.startswith("contracts-en/"))
+    assert len(names) == 9
+    refs = _refs(lib, ids, *names)
+    table = compare_clauses(lib, refs, parse_topics(None))
+    _check_verified(lib, table)
+    assert [len(row) for row in table.rows] == [9] * 5
+    assert [c.ref for c in table.rows[0]] == refs
+    found = [c for row in table.rows for c in row if c.card is not None]
+    assert len(found) >= 40
+    mnda = names.index("contracts-en/common-paper-mnda.pdf")
+    assert table.rows[2][mnda].card is None                     # an NDA has no payment clause
+    pair = compare_clauses(lib, refs[:2], parse_topics(None))
+    assert [[c.card for c in row] for row in pair.rows] == [[c.card for c in row[:2]] for row in table.rows]
+    data = table.to_dict()
+    assert [len(t["documents"]) for t in data["topics"]] == [9] * 5
+    rows = list(csv.reader(io.StringIO(to_csv(table))))
+    assert rows[0] == ["topic"] + names and [r[0] for r in rows[1:]] == [t.key for t in table.topics]
+    assert rows[3][1 + mnda] == NOT_FOUND
+    cell = table.rows[4][names.index("contracts-en/bonterms-psa-v1.2.pdf")]
+    assert rows[5][1 + names.index("contracts-en/bonterms-psa-v1.2.pdf")].startswith(f"p. {cell.card.page} · ")
+    md = to_markdown(table)
+    assert md.startswith("# Compare clauses: termination") and md.count("\n| ") == 1 + 5
+    assert "| common-paper-mnda.pdf |" in md.splitlines()[2] and "| not found |" in md.splitlines()[6]

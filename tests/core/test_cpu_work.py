@@ -10,7 +10,6 @@ import pytest
 
 from app.core import cpu_work
 from app.core.search import dense
-from app.worker.runtime import EngineRuntime
 
 needs_vectors = pytest.mark.skipif(not dense.available(), reason="no embedding model on this machine")
 
@@ -22,11 +21,10 @@ def test_a_question_pauses_the_search_vectors_and_they_resume_after_it(corpus, l
     stored: list[float] = []
     lines: list[str] = []
     unsubscribe = cpu_work.scheduler.subscribe(lines.append)
-    rt = EngineRuntime()
     worker = threading.Thread(target=lib.embed, args=([doc.id],),
                               kwargs={"progress": lambda done, n: stored.append(time.monotonic())})
     try:
-        with rt._question_first():                 # what ask() holds while a question is answered
+        with cpu_work.scheduler.foreground("answering"):   # what a question holds while it is answered
             began = time.monotonic()
             worker.start()
             time.sleep(1.5)                        # ~10 batches' time on 2 cores
@@ -59,5 +57,15 @@ def test_a_reading_is_cut_when_more_urgent_work_waits_and_the_lower_rank_waits_i
 
 def test_a_turn_nests_in_its_own_thread():
     s = cpu_work.CpuWork()
-    with s.turn("OCR"), s.turn("table detection"):   # OCR inside an ingestion: no self-deadlock
-        pass
+    entered: list[str] = []
+
+    def nest() -> None:
+        with s.turn("OCR"), s.turn("table detection"):   # OCR inside an ingestion: no self-deadlock
+            entered.append("both")
+    holder = threading.Thread(target=nest, daemon=True)
+    holder.start()
+    holder.join(timeout=5)
+    assert entered == ["both"] and not holder.is_alive()
+    with s.turn("search vectors"):                     # both turns given back: the next job goes at once
+        entered.append("next")
+    assert entered == ["both", "next"]

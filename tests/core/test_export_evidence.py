@@ -29,3 +29,21 @@ def test_pdf_memo_too(tmp_path):
 def test_an_answer_without_cards_exports_as_before():
     md = export.to_markdown("Q", {"answer": "Delaware.", "citations": []}, when=0)
     assert "## Evidence" not in md and "## Answer" not in md and "Delaware." in md
+
+
+def test_the_memo_is_searchable_numbered_and_says_when_the_test_model_wrote_it(tmp_path):
+    import pymupdf
+
+    from app.core.answer import export
+    answer = {"answer": "The obligations are verified and first defined in the file.",
+              "citations": [{"doc": "a.pdf", "page": 1, "quote": "defined first", "verified": True}],
+              "engine": {"name": "llama.cpp", "model": "smollm2-135m-q4_1"}}
+    dest = export.to_pdf("What is defined first?", answer, tmp_path / "memo.pdf")
+    with pymupdf.open(dest) as doc:
+        text = doc[0].get_text()
+        assert doc[0].search_for("verified") and doc[0].search_for("defined")   # no "ﬁ" ligatures
+        assert "\ufb01" not in text and "Page 1 of 1" in text
+        assert export.TEST_MODEL_CAVEAT.split(":")[0] in " ".join(text.split())
+    assert dest.stat().st_size < 500_000          # the font subset, not the whole font file
+    answer["engine"]["model"] = "qwen2.5-3b-instruct-q4_k_m"
+    assert export.TEST_MODEL_CAVEAT not in export.to_markdown("Q", answer)

@@ -90,3 +90,49 @@ def test_a_garbled_page_stops_writes_with_advice_and_a_copy(tmp_path):
     copies = list((home / "data" / "damaged").glob("*/library.sqlite"))
     assert len(copies) == 1 and str(copies[0].parent) in error["error"]
     assert "add your documents again" in error["error"]
+
+
+def _frames(wal: Path) -> tuple[int, int]:
+    raw = wal.read_bytes()
+    frame = 24 + int.from_bytes(raw[8:12], "big")
+    return frame, (len(raw) - 32) // frame
+
+
+def _told_and_copied(home: Path, listed) -> None:
+    assert listed.returncode == 0, listed.stderr
+    assert "write-ahead log" in listed.stderr and "damaged" in listed.stderr, listed.stderr
+    assert len(listed.stderr.strip().splitlines()) == 1
+    assert len(list((home / "data" / "damaged").glob("*/library.sqlite-wal"))) == 1
+
+
+def test_a_wal_whose_last_commit_frame_header_is_damaged_is_reported(tmp_path):
+    home = tmp_path / "home"
+    db = _crashed_library(home)
+    wal = db.parent / "library.sqlite-wal"
+    frame, count = _frames(wal)
+    raw = bytearray(wal.read_bytes())
+    at = 32 + (count - 1) * frame
+    assert int.from_bytes(raw[at + 4:at + 8], "big") != 0              # it is a commit frame
+    raw[at + 12] ^= 0xFF                                                 # its salt-2 garbled
+    wal.write_bytes(bytes(raw))
+    _told_and_copied(home, run_process("library", "list", "--json", home=home))
+
+
+def test_a_garbled_search_index_is_found_and_copied_once(tmp_path):
+    home = tmp_path / "home"
+    added = run_process("index", str(APACHE), str(NDA), "--no-dense", home=home)
+    assert added.returncode == 0, added.stderr
+    db = home / "data" / "library.sqlite"
+    con = sqlite3.connect(db)
+    con.execute("UPDATE chunk_fts_data SET block = randomblob(length(block)) "
+                "WHERE id = (SELECT max(id) FROM chunk_fts_data WHERE length(block) > 200)")
+    con.commit()
+    assert con.execute("PRAGMA quick_check").fetchone()[0] == "ok"        # SQLite's own check passes
+    con.close()
+    for _ in range(2):
+        run = run_process("library", "list", "--json", home=home)
+        assert run.returncode == 1
+        error = json.loads(run.stdout)
+        assert error["kind"] != "internal" and "search index" in error["error"], error
+        assert len(run.stderr.strip().splitlines()) == 1
+    assert len(list((home / "data" / "damaged").glob("*/library.sqlite"))) == 1   # one copy, not two

@@ -142,14 +142,15 @@ def test_real_engine_answer_and_follow_up_reuses_the_document(lib_with):
     try:
         client = ChatClient(spec.base_url, spec.api_key, spec.model_name)
         deltas = []
-        first = qa.ask(lib, refs, "Who are the parties?", client, 8192, on_delta=deltas.append,
-                       mode="whole-document")
+        first = qa.ask(qa.Question(lib, refs, "Who are the parties?", 8192), client,
+                       qa.AskOptions(mode="whole-document"), qa.Listeners(on_delta=deltas.append))
         assert first.mode == "whole-document" and deltas
         data = json.loads(first.raw)                   # schema-constrained: always valid JSON
         assert set(data) >= {"answer", "citations"}
         for c in first.citations:
             assert c.doc == "mnda.pdf" and 1 <= c.page <= info.page_count
-        follow = qa.ask(lib, refs, "How long does the agreement last?", client, 8192, mode="whole-document")
+        follow = qa.ask(qa.Question(lib, refs, "How long does the agreement last?", 8192), client,
+                        qa.AskOptions(mode="whole-document"))
         assert follow.usage.cached_tokens > 0.9 * first.usage.prompt_tokens - 40
         print(f"\nTTFT first {first.timing.ttft_s:.2f} s, follow-up {follow.timing.ttft_s:.2f} s, "
               f"prompt {first.usage.prompt_tokens} tokens, cached on follow-up {follow.usage.cached_tokens}")
@@ -246,4 +247,4 @@ def test_a_question_that_cannot_be_asked_is_refused_before_the_engine_hears_of_i
 
     for question in ("Who signs\udcff?", "x" * 9000):
         with pytest.raises(BadQuestion):
-            qa.ask(lib, refs, question, Silent(), 8192, mode="retrieval")
+            qa.ask(qa.Question(lib, refs, question, 8192), Silent(), qa.AskOptions(mode="retrieval"))

@@ -31,7 +31,7 @@ def test_defaults_when_missing():
     assert settings.load() == Settings()
     assert Settings().engine == "auto" and Settings().threads == 0
     assert Settings().first_token_budget_s is None and Settings().remember_pdf_passwords is False
-    assert Settings().ttft_budget_s == 10.0 and Settings().gpu_ttft_budget_s == 3.0
+    assert Settings().first_token_budget(on_gpu=False) == 10.0 and Settings().first_token_budget(on_gpu=True) == 3.0
     assert Settings(first_token_budget_s=5.0).first_token_budget(on_gpu=True) == 5.0
 
 
@@ -111,7 +111,7 @@ def test_set_value_parses_to_the_field_type():
     assert isinstance(saved.first_token_budget_s, float)
     assert settings.set_value("first_token_budget_s", "auto").first_token_budget_s is None
     assert "first_token_budget_s" not in settings.settings_path().read_text()   # unset = absent
-    assert settings.load().ttft_budget_s == 10.0
+    assert settings.load().first_token_budget(on_gpu=False) == 10.0
 
 
 @pytest.mark.parametrize("key, text", [

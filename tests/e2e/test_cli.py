@@ -137,7 +137,7 @@ def test_models_list(home):
     res = pagewise("models", "list", "--json", home=home)
     assert res.returncode == 0, res.stderr
     rows = {m["id"]: m for m in json.loads(res.stdout)["models"]}
-    assert rows["smollm2-135m-q4_1"]["available"] and rows["smollm2-135m-q4_1"]["default"]
+    assert rows["smollm2-135m-q4_1"]["installed"] and rows["smollm2-135m-q4_1"]["default"]
     assert "qwen2.5-7b-instruct-awq" in rows
 
 

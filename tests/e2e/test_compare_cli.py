@@ -46,10 +46,26 @@ def test_compare_text_and_topics(home):  # noqa: F811
 
 
 @pytest.mark.parametrize("args, words", [((CSA,), "two PDF files"),
-                                         ((CSA, CLOUD, CSA), "two PDF files"),
+                                         ((CSA, CLOUD, CSA), "named twice"),
                                          ((CSA, "no/such/file.pdf"), "no/such/file.pdf")])
 def test_compare_bad_input_is_one_line(home, args, words):  # noqa: F811
     res = pagewise("compare", *args, "--json", home=home)
     assert res.returncode != 0 and "Traceback" not in res.stderr + res.stdout
     lines = [line for line in res.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and words in lines[0], res.stderr
+
+
+def test_compare_three_documents_as_csv_and_markdown(home, tmp_path):  # noqa: F811
+    import csv
+    import io
+    mnda = str(CORPUS / "contracts-en/common-paper-mnda.pdf")
+    md = tmp_path / "table.md"
+    res = pagewise("compare", CSA, CLOUD, mnda, "--topics", "payment", "governing law", "--csv",
+                   "--markdown", str(md), home=home)
+    assert res.returncode == 0, res.stderr
+    rows = list(csv.reader(io.StringIO(res.stdout)))
+    assert rows[0] == ["topic", CSA, CLOUD, mnda] and [r[0] for r in rows[1:]] == ["payment", "governing law"]
+    assert rows[1][3] == "not found" and rows[2][3].startswith("p. 4 · ")      # an NDA: no payment clause
+    assert all(cell.startswith("p. ") for cell in rows[1][1:3] + rows[2][1:])
+    text = md.read_text(encoding="utf-8")
+    assert text.startswith("# Compare clauses: payment, governing law") and "| not found |" in text

@@ -54,9 +54,10 @@ def test_ask_stream_cite_store_and_reopen(qtbot, live_window, library):
         if first.verified:
             want = highlight_rects(str(path), first.page, first.quote)
             qtbot.waitUntil(lambda: win.pane_a.view.highlights() == {first.page: want}, timeout=10_000)
-    runtime, prepared = win.engine.runtime, []
-    real_prepare = runtime.prepare
-    runtime.prepare = lambda lib, refs: prepared.append(real_prepare(lib, refs)) or prepared[-1]
+    service, prepared = win.engine.service, []
+    real_prepare = service.prepare
+    service.prepare = lambda refs: prepared.append(real_prepare(refs)) or prepared[-1]
+    runtime = service.runtime
     open_and_wait(qtbot, win, path)
     qtbot.waitUntil(lambda: bool(prepared), timeout=10_000)    # reopening lets the engine restore the document
     assert prepared == [runtime.memory.was_read(runtime.plan.model_id, [info.id])]

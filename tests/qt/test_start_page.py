@@ -136,11 +136,11 @@ def test_nothing_to_restore_keeps_the_start_page(qtbot, window, tmp_path):
 def test_the_plan_shows_as_soon_as_the_engine_says_ready(qtbot, window):
     """sig_ready waits for the runtime's start() to return (after calibration): the words come
     from the runtime's plan when its "ready" state arrives."""
-    from types import SimpleNamespace
+    from tests.support.planned import planned_service
     embedded = start_page.embedded_chat_model()
-    window.engine.runtime = SimpleNamespace(plan=cpu_plan(embedded.id))
+    held, window.engine.service = window.engine.service, planned_service(cpu_plan(embedded.id))
     try:
         window._on_engine_state("ready", "no NVIDIA GPU → llama.cpp on the CPU")
         assert window.start_page.engine_label.text().startswith(f"Answers come from {embedded.name}")
     finally:
-        window.engine.runtime = None
+        window.engine.service = held

@@ -9,7 +9,7 @@ import pytest
 from app.core.plan import hardware
 from app.core.plan.hardware import GpuInfo
 
-GB = 10 ** 9
+GB = 1 << 30      # as the gauges count
 
 
 def card(used_gb: float, index: int = 0, total_gb: float = 12.0) -> GpuInfo:
@@ -21,12 +21,27 @@ class EngineWithMetrics:
     """Stands in for a running engine's /metrics only (the numbers a GPU engine would report)."""
 
     plan = None
+    running = True
 
     def __init__(self, metrics: dict):
         self._metrics = metrics
 
+    def start(self, *planned) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
     def metrics(self) -> dict:
         return self._metrics
+
+
+def service_with(metrics: dict):
+    """The application's service over an engine that reports `metrics`."""
+    from app.service import Assistant
+    service = Assistant(runtime_factory=lambda on_status: EngineWithMetrics(metrics))
+    service.start()
+    return service
 
 
 def poll(qtbot, poller):
@@ -50,7 +65,7 @@ def bar(qtbot):
 def test_gauge_with_an_injected_12_gb_card(qtbot, bar, monkeypatch):
     status, poller = bar
     monkeypatch.setattr(hardware, "gpu_readings", lambda: [card(7.2)])
-    poller.runtime = EngineWithMetrics({"vllm:kv_cache_usage_perc": 0.42})
+    poller.service = service_with({"vllm:kv_cache_usage_perc": 0.42})
     poll(qtbot, poller)
     assert [g.label for g in status.gauges] == ["GPU0"]
     gauge = status.gauges[0]

@@ -111,13 +111,28 @@ def test_password_prompt_wrong_then_right(qtbot, window):
 
 def test_bad_pdf_gives_one_line_message(qtbot, window):
     from PySide6.QtWidgets import QMessageBox
-    with qtbot.waitSignal(window.loader.sig_failed, timeout=15000):
+    with qtbot.waitSignal(window.loader.sig_refused, timeout=15000):
         window.open_path(str(corpus_path("bad/not-a-pdf-docx.pdf")))
     boxes = [b for b in window.findChildren(QMessageBox) if b.isVisible()]
     assert boxes, "no error shown"
     text = boxes[-1].text()
     assert "not a PDF" in text and "\n" not in text and "Traceback" not in text
     assert window.pane_a.path is None and not window.chat.ask_button.isEnabled()
+
+
+def test_a_failed_open_keeps_the_document_that_was_open(qtbot, window):
+    from PySide6.QtWidgets import QMessageBox
+    good = corpus_path("contracts-en/common-paper-baa.pdf")
+    info = open_and_wait(qtbot, window, good)
+    could_ask = window.chat.ask_button.isEnabled()
+    for bad in ("bad/not-a-pdf-docx.pdf", "bad/zero-bytes.pdf"):
+        with qtbot.waitSignal(window.loader.sig_refused, timeout=15000):
+            window.open_path(str(corpus_path(bad)))
+        for box in window.findChildren(QMessageBox):
+            box.close()
+        assert window.pane_a.path == str(good)
+        assert window.docs.get(window.pane_a) == info and window.chat.ask_button.isEnabled() == could_ask
+        assert "not opened" in window.statusBar().currentMessage().lower()
 
 
 def test_scanned_pdf_is_shown_and_read_by_ocr(qtbot, window):
@@ -196,3 +211,22 @@ def test_closing_the_window_stops_the_vectors_job(qtbot, window, library):
     window.close()
     assert workers.wait_all(10000)                       # stopped between two batches
     assert library.unembedded([info.id]) > 0             # what was done is kept; the rest later
+
+
+def test_a_remembered_password_opens_the_file_again_without_asking(qtbot, window, file_keyring):
+    from app.core import settings
+    settings.set_value("remember_pdf_passwords", "on")
+    path = corpus_path("bad/encrypted-user-password.pdf")
+    with qtbot.waitSignal(window.loader.sig_password_asked, timeout=15000) as asked:
+        window.open_path(str(path))
+    asked.args[0].field.setText(PASSWORD)
+    with qtbot.waitSignal(window.sig_documents_ready, timeout=30000):
+        asked.args[0].accept()
+    assert PASSWORD in file_keyring.path.read_text()       # in the keyring, not the settings file
+    assert PASSWORD not in settings.settings_path().read_text()
+    window.loader.passwords.clear()                         # the next session knows only the keyring
+    asked_again: list = []
+    window.loader.sig_password_asked.connect(asked_again.append)
+    with qtbot.waitSignal(window.sig_documents_ready, timeout=30000):
+        window.open_path(str(path))
+    assert asked_again == [] and window.docs[window.pane_a].page_count > 0

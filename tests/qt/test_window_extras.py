@@ -32,7 +32,9 @@ def test_long_document_is_flagged_with_this_machines_plan(qtbot, window, tmp_pat
                    check=True, capture_output=True)
     info = open_and_wait(qtbot, window, big, timeout=180_000)
     assert info.page_count == 300
-    window.engine.plan = planner.make_plan(hardware.probe(), models.load_catalogue(), available=models.is_available)
+    from tests.support.planned import planned_service
+    window.engine.service = planned_service(
+        planner.make_plan(hardware.probe(), models.load_catalogue(), available=models.is_available))
     window._update_notices()
     context = window.engine.context_tokens()
     qtbot.waitUntil(lambda: "most relevant passages" in window.pane_a.notice.text(), timeout=30_000)
@@ -57,7 +59,7 @@ def test_engine_start_failure_shows_one_line_and_the_log_tail(qtbot, window):
         def __init__(self, on_status):
             self.on_status = on_status
 
-        def start(self):
+        def start(self, *planned):
             self.on_status("loading", "loading weights")
             raise OutOfMemory("out of memory while loading the model (needs 9.1 GB, 7.8 GB free)",
                               tail=["llama_model_load: loading tensors", "ggml_backend: failed to allocate 9.1 GB"])

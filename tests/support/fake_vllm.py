@@ -20,7 +20,10 @@ selector), then exits 1 — or starts and serves /health, /v1/models, /metrics a
                                llguidance gives up (log: `Stop: ParserTooComplex`, `grammar rejected
                                tokens`; stream: an error event "Internal server error"); lives on
         --fake-loop            stream a JSON answer that repeats one sentence for 400 chunks (a small
-                               model looping under greedy decoding); logs how many chunks went out
+                               model looping under greedy decoding); logs how many chunks went out;
+                               every chunk carries usage when stream_options asks for it (as vLLM's
+                               continuous_usage_stats); a request that continues the assistant's
+                               message (continue_final_message) gets one citation, logged with its head
         --fake-die-mid-answer STATE   the first launch (STATE absent) streams two chunks of its first
                                answer, then its EngineCore "dies": error event "EngineCore encountered
                                an issue", /health 503 while /v1/models still answers 200, exit 5 s later
@@ -226,7 +229,7 @@ class Handler(BaseHTTPRequestHandler):
         if srv.args.fake_cut:
             return self._cut()
         if srv.args.fake_loop:
-            return self._loop()
+            return self._loop(body)
         if srv.args.fake_oom_after is not None and srv.served > srv.args.fake_oom_after:
             log("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.", "ERROR")
             log("vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.", "ERROR",
@@ -258,8 +261,10 @@ class Handler(BaseHTTPRequestHandler):
         self._send(200, json.dumps(reply).encode())
 
 
-    def _chunk(self, text: str) -> None:
+    def _chunk(self, text: str, usage: dict | None = None) -> None:
         event = {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
+        if usage:
+            event["usage"] = usage
         self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
         self.wfile.flush()
 
@@ -283,13 +288,21 @@ class Handler(BaseHTTPRequestHandler):
         log("grammar rejected tokens [85] (\"'\"); Terminating request", "ERROR", "EngineCore_DP0 pid=4242")
         self._error_event("Internal server error")
 
-    def _loop(self) -> None:
+    def _loop(self, body: dict) -> None:
         self._open_stream()
+        if body.get("continue_final_message"):
+            head = body["messages"][-1]["content"]
+            log(f"fake: continued after {head[-40:]!r}", who="APIServer pid=4241")
+            self._chunk('[{"doc":"nda.pdf","page":1,"quote":"The document is 5 pages long."}]')
+            self.wfile.write(b"data: [DONE]\n\n")
+            return
+        every = (body.get("stream_options") or {}).get("continuous_usage_stats")
         sent = 0
         try:
             self._chunk('{"answer":"')
             for sent in range(1, 401):
-                self._chunk("The document is 5 pages long. ")
+                usage = {"prompt_tokens": 10, "completion_tokens": sent + 1, "total_tokens": sent + 11}
+                self._chunk("The document is 5 pages long. ", usage if every else None)
                 time.sleep(0.002)
             self._chunk('","citations":[]}')
             self.wfile.write(b"data: [DONE]\n\n")

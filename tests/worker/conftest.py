@@ -152,17 +152,12 @@ def vllm_kernels(vllm_py) -> dict:
 def runtime(monkeypatch):
     from app.core.answer import qa
     from app.worker.runtime import EngineRuntime
+    from app.service.planning import start_planned
     monkeypatch.setattr(qa, "ANSWER_TOKENS", 24)       # mechanics: short answers keep it quick
     rt = EngineRuntime(threads=2)
-    rt.start()
+    start_planned(rt)
     yield rt
     rt.stop()
-
-
-def refs_for(lib, path) -> list:
-    """One document, added to the library, as a question's reference."""
-    from app.core.answer import qa
-    return [qa.DocRef(1, lib.add(path).id, str(path))]
 
 
 # --- llama_cpp in-process (tests/support/llama_inproc.py)

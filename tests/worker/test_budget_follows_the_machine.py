@@ -11,7 +11,8 @@ from app.core import settings
 from app.core.answer import qa
 from app.core.answer.conversation import Conversation
 from app.worker.runtime import EngineRuntime
-from tests.worker.conftest import refs_for
+from app.service.planning import start_planned
+from tests.support.refs import refs_for
 
 pytestmark = pytest.mark.slow
 
@@ -24,7 +25,7 @@ def test_a_reading_behind_its_plan_drops_the_lower_ranked_passages(lib, corpus, 
     refs = refs_for(lib, corpus / "contracts-en" / "bonterms-psa-v1.2.pdf")
     conv, progress = Conversation(), []
     rt = EngineRuntime(threads=1)
-    rt.start()
+    start_planned(rt)
     try:
         rt.memory.set_prefill(rt.speed_key(), OVERSHOOT_TPS)
         first = rt.ask(lib, refs, "Which law governs the agreement?", conversation=conv, mode="retrieval",

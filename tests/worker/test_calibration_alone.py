@@ -13,6 +13,7 @@ import pytest
 from app.core import cpu_work
 from app.core.search import dense
 from app.worker.runtime import EngineRuntime
+from app.service.planning import start_planned
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +41,7 @@ def test_no_search_vectors_are_computed_while_the_engine_measures_its_speed(corp
         time.sleep(0.01)
     rt = EngineRuntime()
     try:
-        rt.start()                                         # launches the worker, waits for its measurement
+        start_planned(rt)                                         # launches the worker, waits for its measurement
         measured = time.monotonic()
         assert rt.memory.prefill_tps(rt.speed_key())
         assert paused_at, "the embedding was not paused for the first measurement"

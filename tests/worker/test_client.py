@@ -9,7 +9,7 @@ import time
 import pytest
 
 from app.worker import errors
-from app.worker.client import ChatClient, kv_cache_usage, parse_metrics
+from app.worker.client import LENGTH_CUT, LOOP_CUT, ChatClient, kv_cache_usage, parse_metrics
 from app.worker.ports import free_port
 from app.worker.supervisor import Supervisor
 from tests.support.fake_server import fake_spec
@@ -104,3 +104,28 @@ vllm:prompt_tokens_total{model_name="qwen"} 1.5e3
     assert metrics["vllm:num_requests_running"] == 3.0 and metrics["vllm:prompt_tokens_total"] == 1500
     assert kv_cache_usage(metrics) == 0.25
     assert kv_cache_usage({"pagewise_kv_cache_usage_ratio": 0.5}) == 0.5 and kv_cache_usage({}) is None
+
+
+def _stream(*pieces: str, finish: str, usage: dict | None = None) -> list[dict]:
+    events = [{"choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in pieces]
+    events.append({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    return events + ([{"choices": [], "usage": usage}] if usage else [])
+
+
+def test_a_reply_ended_by_its_length_or_a_loop_says_so_in_one_line():
+    """A cut answer carries its reason (the answer's warning line); our worker's loop guard says "loop"."""
+    client = ChatClient("http://127.0.0.1:9/v1", "k", "m")
+    usage = {"prompt_tokens": 9, "completion_tokens": 3}
+    length = client._collect(iter(_stream('{"answer":"a', "b", "c", finish="length", usage=usage)), time.perf_counter(),
+                             None, None)
+    loop = client._collect(iter(_stream('{"answer":"a"', ',"citations":[]}', finish="loop", usage=usage)),
+                           time.perf_counter(), None, None)
+    done = client._collect(iter(_stream('{"answer":"a"}', finish="stop", usage=usage)), time.perf_counter(), None, None)
+    assert (length.cut, loop.cut, done.cut) == (LENGTH_CUT, LOOP_CUT, "")
+    assert "\n" not in LENGTH_CUT + LOOP_CUT
+
+
+def test_usage_is_counted_from_the_stream_when_the_engine_sends_none():
+    client = ChatClient("http://127.0.0.1:9/v1", "k", "m")
+    result = client._collect(iter(_stream("one", " two", " three", finish="stop")), time.perf_counter(), None, None)
+    assert result.completion_tokens == 3 and result.prompt_tokens == 0

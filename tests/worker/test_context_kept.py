@@ -6,7 +6,8 @@ import pytest
 
 from app.core.answer.conversation import Conversation
 from app.worker.runtime import EngineRuntime
-from tests.worker.conftest import refs_for
+from app.service.planning import start_planned
+from tests.support.refs import refs_for
 
 pytestmark = pytest.mark.slow
 
@@ -27,7 +28,7 @@ def _fresh_runtime(monkeypatch) -> EngineRuntime:
     # vs 2,515 tokens). The cut has its own test (test_budget_follows_the_machine.py).
     monkeypatch.setattr(llamacpp.LlamaCppAdapter, "cuts_passages", False)
     rt = EngineRuntime(threads=2)
-    rt.start()
+    start_planned(rt)
     return rt
 
 

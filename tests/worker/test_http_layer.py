@@ -14,7 +14,7 @@ import pytest
 
 from app.worker.llama.http_server import MAX_CONNECTIONS
 from tests.support.strict import need_module
-from tests.worker.test_llama_server import start_worker
+from tests.support.llama_worker import start_worker
 
 pytestmark = pytest.mark.slow
 IDLE_S = 2.0                     # the worker's idle keep-alive timeout in these tests

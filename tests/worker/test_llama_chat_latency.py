@@ -56,7 +56,7 @@ def test_tokenize_then_chat_tokenizes_once(model_path, document, monkeypatch):
     assert engine.tokens_for(messages)[0] == tokens
 
 
-def test_restart_restores_a_mapped_entry_and_an_old_format_file(tmp_path, model_path, document):
+def test_restart_restores_a_mapped_entry_and_deletes_an_unchecked_old_format_file(tmp_path, model_path, document):
     messages = [{"role": "system", "content": document}, {"role": "user", "content": "Who are the parties?"}]
     store = KvStore(tmp_path, model_key(model_path), min_tokens=100)
     cold_text, cold = ask(ChatEngine(new_llama(model_path), store), messages, Params(max_tokens=8))
@@ -69,7 +69,7 @@ def test_restart_restores_a_mapped_entry_and_an_old_format_file(tmp_path, model_
     assert warm.restored_tokens == warm.cached_tokens == warm.prompt_tokens - 1
     assert calls == [1] and cold_text.startswith(warm_text)
 
-    # an entry written by llama_state_seq_save_file (earlier versions) loads through the file API
+    # an entry written by llama_state_seq_save_file (earlier versions) has no checksum: deleted
     tokens = np.fromfile(kv.with_suffix(".tok"), dtype=np.int32)
     llm = engine.llm
     llm._ctx.kv_cache_seq_rm(-1, len(tokens), -1)                  # the cells of the entry's tokens
@@ -77,7 +77,8 @@ def test_restart_restores_a_mapped_entry_and_an_old_format_file(tmp_path, model_
     assert llama_cpp.llama_state_seq_save_file(llm._ctx.ctx, str(kv).encode(), 0, arr, len(tokens))
     assert kv.read_bytes()[:4] != MAGIC
     fresh = new_llama(model_path)
-    assert store.load(fresh._ctx.ctx, kv.stem, fresh.n_ctx()) == tokens.tolist()
+    assert store.load(fresh._ctx.ctx, kv.stem, fresh.n_ctx()) is None
+    assert not kv.exists() and not kv.with_suffix(".tok").exists()
 
 
 def test_tokenize_starts_the_disk_restore_of_a_known_document(tmp_path, model_path, document):

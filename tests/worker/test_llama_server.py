@@ -12,21 +12,12 @@ import pytest
 from app.core.models.catalogue import load_catalogue, local_path
 from app.worker import errors
 from app.worker.client import ChatClient
-from app.worker.engines import llamacpp
-from app.worker.supervisor import Supervisor
 from tests.support.corpus import corpus_path
+from tests.support.llama_worker import start_worker
 
 pytestmark = pytest.mark.slow
 PERSON = {"type": "object", "additionalProperties": False, "required": ["name", "age"],
           "properties": {"name": {"type": "string", "maxLength": 40}, "age": {"type": "integer"}}}
-
-
-def start_worker(kv_dir, n_ctx=4096, threads=None, log_path=None) -> Supervisor:
-    model = local_path(load_catalogue().default)
-    sup = Supervisor(llamacpp.launch_spec(model, n_ctx=n_ctx, kv_dir=kv_dir, threads=threads, model_name="smollm2"),
-                     log_path=log_path)
-    sup.start()
-    return sup
 
 
 @pytest.fixture(scope="module")

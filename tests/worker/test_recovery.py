@@ -25,6 +25,7 @@ from app.worker import errors
 from app.worker import runtime as runtime_module
 from app.worker.downgrade import DowngradeSwitch
 from app.worker.runtime import EngineRuntime
+from app.service.planning import start_planned
 from app.worker.supervisor import Supervisor
 from tests.support.fake_server import fake_spec
 from tests.worker.test_downgrade import RTX4090, Rig
@@ -275,7 +276,7 @@ def real_runtime(monkeypatch):
     monkeypatch.setattr(qa, "ANSWER_TOKENS", 16)          # a short answer: the recovery is what is timed
     statuses = Statuses()
     rt = EngineRuntime(on_status=statuses)
-    rt.start()
+    start_planned(rt)
     assert rt.plan.engine == "llamacpp"
     yield rt, statuses
     rt.stop()

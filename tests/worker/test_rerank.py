@@ -10,7 +10,7 @@ from app.core import settings
 from app.core.answer import qa, rerank
 from app.core.answer.conversation import Conversation
 from app.worker import errors
-from tests.worker.conftest import refs_for
+from tests.support.refs import refs_for
 
 pytestmark = pytest.mark.slow
 

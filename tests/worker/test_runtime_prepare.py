@@ -11,6 +11,7 @@ import pytest
 
 from app.core.answer import qa
 from app.worker.runtime import EngineRuntime
+from app.service.planning import start_planned
 
 pytestmark = pytest.mark.slow
 
@@ -56,7 +57,7 @@ def assert_answered_from_memory(rt, lib, refs) -> None:
 def test_a_restarted_worker_restores_the_last_document_by_itself(short_contract, lib, monkeypatch):
     monkeypatch.setattr(qa, "ANSWER_TOKENS", 16)
     rt = EngineRuntime()
-    rt.start()
+    start_planned(rt)
     try:
         assert rt.plan.engine == "llamacpp"
         refs, first = read_whole(lib, rt, short_contract)
@@ -65,7 +66,7 @@ def test_a_restarted_worker_restores_the_last_document_by_itself(short_contract,
         rt.stop()
 
     rt = EngineRuntime()                                 # `pagewise ask` again: a new worker process
-    rt.start()
+    start_planned(rt)
     try:
         assert wait_for_cells(rt, lambda c: c >= 700) >= 700, "the last document was not restored at start"
         assert_answered_from_memory(rt, lib, refs)
@@ -77,7 +78,7 @@ def test_prepare_restores_a_read_document_before_the_question(short_contract, wh
                                                               monkeypatch):
     monkeypatch.setattr(qa, "ANSWER_TOKENS", 16)
     rt = EngineRuntime()
-    rt.start()
+    start_planned(rt)
     try:
         refs, _ = read_whole(lib, rt, short_contract)    # ~770 tokens
         other = [qa.DocRef(1, lib.add(whole_contract).id, str(whole_contract))]
@@ -87,7 +88,7 @@ def test_prepare_restores_a_read_document_before_the_question(short_contract, wh
         rt.stop()
 
     rt = EngineRuntime()                                 # the app restarted: a new worker process
-    rt.start()
+    start_planned(rt)
     try:
         restored_at_start = wait_for_cells(rt, lambda c: c >= 2000)
         assert restored_at_start >= 2000                 # the whole MNDA, used last

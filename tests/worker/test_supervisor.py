@@ -121,7 +121,11 @@ def test_port_taken_is_port_in_use(tmp_path):
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
         spec = real_spec(tmp_path)
-        spec.argv[spec.argv.index("--port") + 1] = str(taken.getsockname()[1])
+        # where sockets cannot be handed down (--port: the worker binds it), a port taken meanwhile
+        at = spec.argv.index("--listen-fd")
+        spec.argv[at:at + 2] = ["--port", str(taken.getsockname()[1])]
+        spec.listen_socket.close()
+        spec.listen_socket = None
         spec.health_path = "/nothing-here"          # the taken port must not look ready
         with pytest.raises(errors.PortInUse, match="could not listen"):
             Supervisor(spec).start()

@@ -15,7 +15,8 @@ from app.core.answer import qa
 from app.core.answer.conversation import Conversation
 from app.core.failures import BadInput
 from app.worker.runtime import EngineRuntime
-from tests.worker.conftest import refs_for
+from app.service.planning import start_planned
+from tests.support.refs import refs_for
 
 pytestmark = pytest.mark.slow
 
@@ -42,7 +43,7 @@ def test_follow_up_shares_the_prefix_and_survives_a_restart(lib, corpus, monkeyp
     refs = refs_for(lib, corpus / "contracts-en" / "bonterms-psa-v1.2.pdf")
     conv = Conversation()
     rt = EngineRuntime(threads=2)
-    rt.start()
+    start_planned(rt)
     try:
         first = rt.ask(lib, refs, "How can the agreement be terminated?", conversation=conv, mode="retrieval")
         follow = rt.ask(lib, refs, "Which law governs the agreement?", conversation=conv, mode="retrieval")
@@ -51,7 +52,7 @@ def test_follow_up_shares_the_prefix_and_survives_a_restart(lib, corpus, monkeyp
     assert follow.usage.cached_tokens >= 0.7 * follow.usage.prompt_tokens
     assert follow.usage.cached_tokens >= first.usage.prompt_tokens - 8
     rt = EngineRuntime(threads=2)
-    rt.start()
+    start_planned(rt)
     try:
         again = rt.ask(lib, refs, "Who pays the fees?", conversation=conv, mode="retrieval")
     finally:
@@ -104,7 +105,7 @@ def test_a_document_larger_than_the_context_is_not_read_and_says_how_much_fits(l
                 out.insert_pdf(src)
         out.save(big)
     rt = EngineRuntime(threads=2)
-    rt.start()
+    start_planned(rt)
     try:
         with pytest.raises(BadInput, match=r"about \d+% of it would fit"):
             rt.read(lib, refs_for(lib, big))

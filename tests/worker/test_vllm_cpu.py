@@ -206,3 +206,26 @@ def test_the_answer_begins_in_the_questions_language(client):
         first = re.search(r"[A-Za-z\u4e00-\u9fff]", data["answer"])
         assert first and re.fullmatch(letter, first.group()), data["answer"]
         assert len(data["answer"]) <= 120
+
+
+def test_the_apps_vllm_client_continues_a_looped_answer_with_its_citations(server):
+    """What VllmChatClient sends vLLM: usage on every chunk (stream_options.continuous_usage_stats)
+    and, after an answer string that looped, the reply continued from its closed answer under the
+    citations' schema (continue_final_message); vLLM must take both and the result must parse."""
+    from app.worker.client import LOOP_CUT, ChatResult
+    client = engine.VllmAdapter().client(server.spec, 1.0)
+    quotes = ["The Receiving Party shall keep the Confidential Information secret for two (2) years.",
+              "This Agreement is governed by the laws of the State of Delaware."]
+    schema = prompts.answer_schema(quotes, 200)
+    messages = [{"role": "user", "content": f"[doc 1, p. 2] {quotes[0]}\n[doc 1, p. 3] {quotes[1]}\n\nQuestion: How "
+                 "long must the information be kept secret? Answer in JSON with the answer and citations "
+                 "(doc, page, quote)."}]
+    plain = client.chat(messages, max_tokens=8)
+    assert plain.prompt_tokens > 20 and 0 < plain.completion_tokens <= 8        # usage came back
+    looped = ChatResult('{"answer":"Two years."}', 0.1, 0.1, plain.prompt_tokens, 5, 0, "loop", LOOP_CUT)
+    result = client._citations_after_loop(messages, schema["properties"]["citations"], looped, 400, {})
+    print(f"continued: {result.text}")
+    data = json.loads(result.text)
+    assert data["answer"] == "Two years." and isinstance(data["citations"], list)
+    assert all(c["quote"] in quotes for c in data["citations"])
+    assert result.finish_reason == "loop" and result.cut == LOOP_CUT and result.completion_tokens > 5

@@ -6,14 +6,17 @@ up, an EngineCore death at a chosen moment); the slow test kills the real CPU en
 """
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from app.core.answer import qa
 from app.core.library import Library
 from app.core.plan.types import Plan
+from app.worker.client import LOOP_CUT
 from app.worker.engines import vllm
 from app.worker.supervisor import Supervisor
 from tests.worker.test_recovery import SAMPLE
@@ -86,11 +89,47 @@ def test_a_looping_answer_is_ended_by_the_client_and_parses(fake_server):
     sup = fake_server("--fake-loop")
     client = vllm.VllmAdapter().client(sup.spec, 1.0)
     reply = client.chat([{"role": "user", "content": "How long is it?"}], json_schema=SCHEMA, max_tokens=900)
-    assert reply.finish_reason == "loop"
+    assert reply.finish_reason == "loop" and reply.cut == LOOP_CUT        # the answer's warning says so
     text, cites = qa.parse_reply(reply.raw if hasattr(reply, "raw") else reply.text)
     assert text == "The document is 5 pages long." and cites == []
     sent = _wait_line(sup, "loop chunks")
-    assert int(sent.split("streamed ")[1].split()[0]) < 400, sent     # the engine stopped generating early
+    streamed = int(sent.split("streamed ")[1].split()[0])
+    assert streamed < 400, sent                                         # the engine stopped generating early
+    # usage from the stream (vLLM's continuous usage), though the server never sent its final usage
+    assert reply.prompt_tokens == 10 and 1 < reply.completion_tokens <= streamed + 1
+
+
+CITED = {"type": "object", "properties": {
+    "answer": {"type": "string"},
+    "citations": {"type": "array", "items": {"type": "object", "properties": {
+        "doc": {"type": "string"}, "page": {"type": "integer"}, "quote": {"type": "string"}}}}},
+    "required": ["answer", "citations"]}
+
+
+def test_a_looping_answer_still_gets_its_citations_as_llama_cpps_loop_guard_gives(fake_server):
+    """Our llama.cpp worker closes a looping answer string and the grammar goes on to the
+    citations; on vLLM the stream is ended, then continued after the closed answer."""
+    sup = fake_server("--fake-loop")
+    client = vllm.VllmAdapter().client(sup.spec, 1.0)
+    reply = client.chat([{"role": "user", "content": "How long is it?"}], json_schema=CITED, max_tokens=900)
+    assert reply.finish_reason == "loop" and reply.cut == LOOP_CUT
+    data = json.loads(reply.text)
+    assert data["citations"] == [{"doc": "nda.pdf", "page": 1, "quote": "The document is 5 pages long."}]
+    text, _ = qa.parse_reply(reply.text)
+    assert text == "The document is 5 pages long."
+    head = _wait_line(sup, "fake: continued after")
+    assert head.endswith(""""citations":'""") and "long. " in head     # the closed answer, then the key
+
+
+def test_vllm_gets_the_catalogue_penalty_as_an_output_only_penalty():
+    """vLLM's repetition_penalty also counts the prompt's tokens: the penalty goes as presence_penalty."""
+    spec = SimpleNamespace(base_url="http://127.0.0.1:9/v1", api_key="k", model_name="m")
+    adapter = vllm.VllmAdapter()
+    plain = adapter.client(spec, adapter.repeat_penalty(1.0)).request_fields()
+    assert "presence_penalty" not in plain and "repeat_penalty" not in plain
+    assert plain["stream_options"] == {"include_usage": True, "continuous_usage_stats": True}
+    fields = adapter.client(spec, adapter.repeat_penalty(1.1)).request_fields()
+    assert fields["presence_penalty"] == 1.5 and "repetition_penalty" not in fields
 
 
 def test_the_structured_output_path_is_warmed_before_the_first_question(vllm_runtime):

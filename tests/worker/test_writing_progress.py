@@ -7,7 +7,7 @@ import pytest
 from app.core.answer import qa
 from app.core.answer.conversation import Conversation
 from app.core.answer.progress import WRITING, Writing
-from tests.worker.conftest import refs_for
+from tests.support.refs import refs_for
 
 pytestmark = pytest.mark.slow
 

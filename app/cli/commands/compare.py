@@ -1,45 +1,51 @@
-"""`pagewise compare A.pdf B.pdf [--topics …] [--summary] [--json]`: each topic's best clause
-of both documents side by side, quoted as printed with its page, from the search alone (no
-model); with --summary the model's row after it, kept only when its citations back it."""
+"""`pagewise compare A.pdf B.pdf [C.pdf …] [--topics …] [--summary] [--json|--csv] [--markdown FILE]`:
+each topic's best clause of every document side by side, quoted as printed with its page, from
+the search alone (no model); with --summary the model's row after it, kept only when its
+citations back it. --csv prints the table for a spreadsheet, --markdown writes it to a file."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from app.cli.documents import add_all, doc_refs, open_library
 from app.errors import UserError
+from app.service import Assistant
 
 
 def run(args):
-    from app.core.compare import compare_clauses, parse_topics
-    if len(args.files) != 2:
-        raise UserError(f"compare takes two PDF files, not {len(args.files)}")
+    from app.core.compare.table_export import to_csv, to_markdown
+    if len(args.files) < 2:
+        raise UserError(f"compare takes two PDF files or more, not {len(args.files)}")
+    twice = next((f for i, f in enumerate(args.files) if f in args.files[:i]), None)
+    if twice:
+        raise UserError(f"compare takes different PDF files: {twice} is named twice")
     asked = time.perf_counter()
     lib = open_library()
-    infos = add_all(lib, args.files, args.password, quiet=args.json)
+    infos = add_all(lib, args.files, args.password, quiet=args.json or args.csv)
     refs = doc_refs(infos, args.files)
-    topics = parse_topics(", ".join(args.topics) if args.topics else None)
-    table = compare_clauses(lib, refs, topics, started=time.perf_counter())
+    assistant = Assistant(lib, model_id=args.model)
+    table = assistant.compare(refs, ", ".join(args.topics) if args.topics else None, started=time.perf_counter())
     data = table.to_dict()
     data["total_s"] = round(time.perf_counter() - asked, 2)
-    if not args.json:
+    if args.markdown:
+        Path(args.markdown).write_text(to_markdown(table), encoding="utf-8")
+    if args.csv:
+        print(to_csv(table), end="", flush=True)
+    elif not args.json:
         print(table_text(table), flush=True)
     if args.summary:
-        data["model"] = _model_row(lib, refs, table, args)
-        if not args.json:
+        data["model"] = _model_row(assistant, refs, table)
+        if not (args.json or args.csv):
             print(summary_text(data["model"]), flush=True)
     return data, None
 
 
-def _model_row(lib, refs, table, args) -> dict | None:
-    from app.core.compare.summary import model_prompt, model_row
-    from app.worker.runtime import EngineRuntime
-    runtime = EngineRuntime(model_id=args.model, on_status=None)
+def _model_row(assistant, refs, table) -> dict | None:
     try:
-        runtime.start()
-        answer = runtime.ask(lib, refs, model_prompt(table), mode="retrieval", evidence=table.evidence())
+        assistant.start()
+        return assistant.compare_summary(refs, table)
     finally:
-        runtime.stop()
-    return model_row(answer)
+        assistant.stop()
 
 
 def table_text(table) -> str:

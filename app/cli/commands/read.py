@@ -6,25 +6,25 @@ from pathlib import Path
 
 from app.cli.documents import add_all, doc_refs, open_library
 from app.cli.progress import ReadingLine, status_printer
+from app.service import Assistant
 
 
 def run(args):
     """Read whole documents ahead of the questions (their KV state is kept): later questions
     about them are answered whole-document at once."""
-    from app.worker.runtime import EngineRuntime
-
     lib = open_library()
     infos = add_all(lib, args.files, args.password, quiet=args.json)
     refs = doc_refs(infos, args.files)
-    runtime = EngineRuntime(model_id=args.model, on_status=None if args.json else status_printer(),
-                            threads=getattr(args, "threads", None))
+    assistant = Assistant(lib, model_id=args.model, threads=getattr(args, "threads", None))
+    if not args.json:
+        assistant.subscribe(status_printer())
     line = ReadingLine(quiet=args.json, what="reading the document")
     try:
-        runtime.start()
-        result = runtime.read(lib, refs, on_progress=line.progress)
+        assistant.start()
+        result = assistant.read(refs, on_progress=line.progress)
     finally:
         line.done()
-        runtime.stop()
+        assistant.stop()
     names = ", ".join(Path(f).name for f in args.files)
     human = (f"{names}: already read ({result['tokens']:,} tokens); questions use the whole document"
              if result.get("already") else

@@ -6,31 +6,28 @@ from __future__ import annotations
 import sys
 
 from app.cli.documents import add_all, doc_refs, open_library
-from app.cli.output import compact_json
 from app.cli.progress import status_printer
+from app.service import Assistant
 
 
 def run(args):
-    from app.worker.runtime import EngineRuntime
-
     lib = open_library()
     infos = add_all(lib, args.files, args.password, quiet=args.json)
     refs = doc_refs(infos, args.files)
-    runtime = EngineRuntime(model_id=args.model, on_status=None if args.json else status_printer())
+    assistant = Assistant(lib, model_id=args.model)
+    if not args.json:
+        assistant.subscribe(status_printer())
 
     def on_part(k: int, n: int, part) -> None:
         eta = f" ≈ {part.expected_s:.0f} s" if part.expected_s is not None else ""
         print(f"[review] part {k} of {n}: {part.doc.label} {part.pages_label}"
               f" ({part.tokens:,} tokens{eta})", file=sys.stderr, flush=True)
     try:
-        runtime.start()
-        result = runtime.review(lib, refs, args.template, on_part=on_part,
-                                group_pages=args.group_pages, force_parts=args.parts)
-        engine = runtime.engine_info()
+        assistant.start()
+        result, data = assistant.review_stored(infos, refs, args.template, on_part=on_part,
+                                               group_pages=args.group_pages, force_parts=args.parts)
     finally:
-        runtime.stop()
-    data = {**result.to_dict(), "engine": engine.to_dict()}
-    lib.add_exchange([i.id for i in infos], f"[review: {args.template}]", compact_json(data))
+        assistant.stop()
     return data, format_review(result)
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from app.core.answer.injection import looks_like_instruction
 from app.core.documents import tables
+from app.core.documents.quote_boxes import quote_boxes
 from app.core.textnorm import cjk_count, drop_cjk_spaces, join_hyphenation, normalize
 
 NEAR_MATCH = 0.88      # SequenceMatcher ratio accepted as "the same words, small slips"
@@ -243,13 +244,15 @@ def highlight_rects(pdf_path: str, page: int, quote: str, password: str | None =
             return []
         pg = doc[page - 1]
         rects = tables.cell_rects(pg, quote) if tables.split_cell_quote(quote) else []
-        if not rects:
-            # the page's own characters: search_for does not fold “curly” into "straight"
-            # quotes, and a run of words with one mismatched quote mark was left unlit
-            quote = _as_printed(normalize(quote), pg.get_text())
-            rects = pg.search_for(quote)
-        if not rects:
-            rects = _search_in_pieces(pg, quote)
+        if rects:
+            return [(r.x0, r.y0, r.x1, r.y1) for r in rects]
+        boxes = quote_boxes(pg, quote)
+        if boxes:
+            return boxes
+        # the page's own characters: search_for does not fold “curly” into "straight"
+        # quotes, and a run of words with one mismatched quote mark was left unlit
+        quote = _as_printed(normalize(quote), pg.get_text())
+        rects = pg.search_for(quote) or _search_in_pieces(pg, quote)
         return [(r.x0, r.y0, r.x1, r.y1) for r in rects]
 
 

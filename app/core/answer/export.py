@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import html
+import os
 import time
 from pathlib import Path
 
@@ -39,6 +40,23 @@ def _warnings(answer: dict) -> list[str]:
     return [" ".join(str(w).split()) for w in answer.get("warnings") or [] if str(w).strip()]
 
 
+TEST_MODEL_CAVEAT = ("Written by the small built-in test model: its answers show how Pagewise works and "
+                     "are not to be relied on. The evidence quotes are the documents' own words.")
+
+
+def _caveat(answer: dict) -> str | None:
+    """The test-model caveat when the embedded 135M model wrote the answer."""
+    model = str((answer.get("engine") or {}).get("model") or "")
+    if not model:
+        return None
+    from app.core.models.catalogue import load_catalogue
+    try:
+        spec = load_catalogue(imported=False).get(model)
+    except Exception:  # noqa: BLE001 - an unknown or imported model: no caveat to add
+        return None
+    return TEST_MODEL_CAVEAT if spec.source == "embedded" and spec.role == "chat" else None
+
+
 def title(question: str) -> str:
     """The memo's title (its first heading and its PDF metadata)."""
     return " ".join(question.split())[:200] or "Answer"
@@ -63,7 +81,8 @@ def _exchange_markdown(question: str, answer: dict, stamp: str, level: int) -> l
     """One question and its answer; its title at heading `level`, its parts one level under."""
     top, sub = "#" * level, "#" * (level + 1)
     lines = [f"{top} {question.strip() or 'Answer'}", "", f"*{_made_by(answer, stamp)}{_timing(answer)}*", ""]
-    lines += [f"> ⚠ {w}" for w in _warnings(answer)] + ([""] if _warnings(answer) else [])
+    notes = _warnings(answer) + ([_caveat(answer)] if _caveat(answer) else [])
+    lines += [f"> ⚠ {w}" for w in notes] + ([""] if notes else [])
     heading, cards = _evidence(answer)
     if cards:             # evidence first: the page's own words, then the model's part
         lines += [f"{sub} {heading}", ""]
@@ -131,7 +150,8 @@ def _exchange_html(question: str, answer: dict, stamp: str, top: str, sub: str) 
     esc = html.escape
     parts = [f"<{top}>{esc(question.strip() or 'Answer')}</{top}>",
              f"<p style='color:#666'><i>{esc(_made_by(answer, stamp) + _timing(answer))}</i></p>"]
-    parts += [f"<p style='color:#b9770e'><b>⚠ {esc(w)}</b></p>" for w in _warnings(answer)]
+    notes = _warnings(answer) + ([_caveat(answer)] if _caveat(answer) else [])
+    parts += [f"<p style='color:#b9770e'><b>⚠ {esc(w)}</b></p>" for w in notes]
     heading, cards = _evidence(answer)
     if cards:             # evidence first: the page's own words, then the model's part
         parts.append(f"<{sub}>{esc(heading)}</{sub}><ol>")
@@ -155,11 +175,25 @@ def _exchange_html(question: str, answer: dict, stamp: str, top: str, sub: str) 
     return parts
 
 
+# A font without ligature substitution: MuPDF's built-in sans writes "ﬁ" into the text layer,
+# so a search for "verified" in the memo missed. WenQuanYi Micro Hei (set-up installs it for
+# Chinese) has Latin and Han glyphs and no ligatures; elsewhere the built-in sans is used.
+NO_LIGATURE_FONTS = (Path("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc"),)
+
+
+def _story(html_text: str, css: str):
+    import pymupdf
+    font = next((f for f in NO_LIGATURE_FONTS if f.is_file()), None)
+    if font is None:
+        return pymupdf.Story(html=html_text, user_css="* {font-family: sans-serif;} " + css)
+    face = f"@font-face {{font-family: memo; src: url({font.name});}} * {{font-family: memo;}} "
+    return pymupdf.Story(html=html_text, user_css=face + css, archive=pymupdf.Archive(str(font.parent)))
+
+
 def _write_pdf(parts: list[str], dest: Path, doc_title: str, subject: str) -> Path:
     import pymupdf
-    css = ("* {font-family: sans-serif; font-size: 11px;} h1 {font-size: 18px;} h2 {font-size: 16px;}"
-           " h3 {font-size: 13px;}")
-    story = pymupdf.Story(html="".join(parts), user_css=css)
+    css = "* {font-size: 11px;} h1 {font-size: 18px;} h2 {font-size: 16px;} h3 {font-size: 13px;}"
+    story = _story("".join(parts), css)
     writer = pymupdf.DocumentWriter(str(dest))
     page_rect, body = pymupdf.paper_rect("a4"), pymupdf.paper_rect("a4") + (56, 56, -56, -56)
     more = True
@@ -172,5 +206,10 @@ def _write_pdf(parts: list[str], dest: Path, doc_title: str, subject: str) -> Pa
     with pymupdf.open(dest) as doc:       # a title, not "untitled", in every PDF reader
         doc.set_metadata({"title": doc_title, "author": "Pagewise", "creator": "Pagewise",
                           "subject": subject})
-        doc.saveIncr()
+        for page in doc:                  # "Page 2 of 3" at the foot of every page
+            page.insert_text((page.rect.width / 2 - 24, page.rect.height - 28),
+                             f"Page {page.number + 1} of {doc.page_count}", fontsize=8, color=(0.4, 0.4, 0.4))
+        doc.subset_fonts()
+        doc.save(str(dest) + ".part", garbage=3, deflate=True)
+    os.replace(str(dest) + ".part", dest)
     return dest

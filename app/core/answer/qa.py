@@ -30,15 +30,20 @@ from app.core.answer.progress import Reading
 from app.core.answer.refs import RETRIEVAL_PAGES, DocRef, ranked_hits  # noqa: F401 (qa.DocRef, qa.ranked_hits)
 from app.core.answer.values import Answer, ContextInfo, Timing, Usage
 from app.core.documents import tables
-from app.core.documents import doc_locks
 from app.core.failures import BadInput
 from app.core.search import evidence as search_evidence
 
 
 class ChatBackend(Protocol):
+    """The engine as an answer uses it (app.worker's Engine and ChatClient are ones). `generate`
+    passes `on_progress`, `stall_s` and `passage_plan` only when they are set."""
+
     def chat(self, messages: list[dict], json_schema: dict | None = None, max_tokens: int = 512,
              temperature: float = 0.0, on_delta: Callable[[str], None] | None = None,
-             cancel: threading.Event | None = None): ...
+             cancel: threading.Event | None = None, on_progress: Callable[[int, int], None] | None = None,
+             stall_s: float | None = None, passage_plan: dict | None = None): ...
+
+    def count_tokens(self, messages: list[dict]) -> int: ...
 
 
 def whole_context(library, refs: list[DocRef]) -> str:
@@ -280,38 +285,41 @@ class Reply:
     dropped: int = 0                   # how many
 
 
-def ask(library, refs: list[DocRef], question: str, client: ChatBackend, context_tokens: int,
-        on_delta: Callable[[str], None] | None = None, cancel: threading.Event | None = None,
-        conversation: Conversation | None = None,
-        on_reading: Callable[[Reading | reranking.Choosing], None] | None = None,
-        on_progress: Callable[[int, int], None] | None = None,
-        options: AskOptions | None = None, evidence=None, **settings) -> Answer:
-    """Answer one question; with `conversation`, as a follow-up in that conversation (its
-    context grows append-only, so the engine reuses what it read). `options` (or its fields
-    as keywords: mode=, prefill_tps=, cached=, target_s=, rerank=, stall_s=) say how: see
-    AskOptions; `target_s` × `prefill_tps` is the prompt budget (the time to the first token
-    the user waits). `rerank`: the model first picks the best of retrieval's pages (a first
-    question in retrieval mode, when that fits the time budget; the answer gets what the
-    target has left).
+@dataclass(frozen=True)
+class Question:
+    """What is asked and of what: the question, its documents, the engine's context, the
+    conversation it follows up (None: a fresh one) and the evidence cards already shown."""
+    library: object
+    refs: list[DocRef]
+    text: str
+    context_tokens: int
+    conversation: Conversation | None = None
+    evidence: object | None = None
+
+
+def ask(request: Question, client: ChatBackend, options: AskOptions = AskOptions(),
+        listen: Listeners = Listeners()) -> Answer:
+    """Answer one question; with `request.conversation`, as a follow-up in that conversation (its
+    context grows append-only, so the engine reuses what it read). `options` say how (see
+    AskOptions; `target_s` × `prefill_tps` is the prompt budget, the time to the first token the
+    user waits; `rerank`: the model first picks the best of retrieval's pages when that fits the
+    time budget); `listen` who hears the question's progress and what stops it.
 
     Four stages: choose the context → build the prompt → generate → verify."""
+    library, refs, question, context_tokens = request.library, request.refs, request.text, request.context_tokens
+    evidence = request.evidence
     if not question.strip():
         raise BadInput("the question is empty")
     question_check.check(question)    # the window's questions too, not only the CLI's (issue 32.12)
-    if options is not None and settings:
-        raise TypeError("ask takes `options` or its fields as keywords, not both")
-    options = options or AskOptions(**settings)
-    listen = Listeners(on_delta, on_reading, on_progress, cancel)
     asked = time.perf_counter()
-    conv = conversation if conversation is not None else Conversation()
-    # a removal of one of these documents waits for this answer (issue 32)
-    with doc_locks.in_use(library, [r.doc_id for r in refs]):
-        plan = choose_context(library, refs, question, client, context_tokens, conv, options, listen, evidence)
-        prompt = build_prompt(library, refs, question, client, conv, plan, options)
-        if listen.on_reading:
-            listen.on_reading(prompt.reading)
-        reply = generate(client, question, conv, prompt, options, listen, asked)
-        return verify(library, refs, question, conv, prompt, reply, evidence)
+    conv = request.conversation if request.conversation is not None else Conversation()
+    # the caller (app.service) holds the documents' locks: a removal waits for this answer
+    plan = choose_context(library, refs, question, client, context_tokens, conv, options, listen, evidence)
+    prompt = build_prompt(library, refs, question, client, conv, plan, options)
+    if listen.on_reading:
+        listen.on_reading(prompt.reading)
+    reply = generate(client, question, conv, prompt, options, listen, asked)
+    return verify(library, refs, question, conv, prompt, reply, evidence)
 
 
 def choose_context(library, refs: list[DocRef], question: str, client: ChatBackend, context_tokens: int,

@@ -14,6 +14,7 @@ JUMP = 8        # a prefill speed this many times above or below the known one i
 # (and our worker cuts the lower-ranked passages when it reads slower than planned). At 1.25 a
 # 379-token answer, timed with its fixed costs, moved it and the next prompt was read again.
 STEADY = 1.5
+SAMPLES = 5     # prefill readings kept per model for model advice
 
 
 class ReadingMemory:
@@ -43,7 +44,18 @@ class ReadingMemory:
         # far slower than known (another machine setting, or a wrong value kept): taken as it is
         fresh = old is None or tps * JUMP < old
         self.data["prefill_tps"][model] = round(tps if fresh else 0.5 * old + 0.5 * tps, 1)
+        samples = self.data.setdefault("prefill_samples", {}).setdefault(model, [])
+        samples[:] = (samples + [round(tps, 1)])[-SAMPLES:]
         self._save()
+
+    def steady_tps(self) -> dict[str, float]:
+        """Speed key → the best of the last SAMPLES readings: what this machine does when it is
+        not busy. Model advice uses it, so one reading on a loaded machine does not triple an
+        advised model's time; a machine that became slower for good moves it within SAMPLES."""
+        samples = self.data.get("prefill_samples", {})
+        out = dict(self.data["prefill_tps"])
+        out.update({k: max(v) for k, v in samples.items() if v})
+        return out
 
     def budget_tps(self, model: str) -> float | None:
         """The speed prompts are sized by: the measured one, held while later answers keep it

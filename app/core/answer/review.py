@@ -119,7 +119,8 @@ def review(library, refs: list[qa.DocRef], template: str, client: qa.ChatBackend
     if not force_parts:
         whole = qa.whole_context(library, refs)
         if qa.count_tokens(client, prompts.messages(whole, task, whole=True)) <= room:
-            answer = qa.ask(library, refs, task, client, context_tokens, mode="whole-document", cancel=cancel)
+            answer = qa.ask(qa.Question(library, refs, task, context_tokens), client,
+                            qa.AskOptions(mode="whole-document"), qa.Listeners(cancel=cancel))
             return Review(template, answer.text, answer.citations, [], False,
                           Timing(total_s=round(time.perf_counter() - start, 2)))
     note_task = NOTE_TASK[lang].format(task=task)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -157,6 +158,8 @@ def _analyse(raw: RawFile, pages: list[Page], meta_title: str, warnings: list[st
     if not usable:
         if any("damaged file?" in w for w in warnings):
             raise Damaged(f"{name}: damaged PDF, the text of every page is lost")
+        if refused := [w for w in warnings if ": not read: " in w]:
+            raise Damaged(f"{name}: no page could be read within bounds ({refused[0]})")
         if garbled:
             raise NoTextLayer(f"{name}: the text layer is unreadable (fonts without a Unicode map)"
                               " — OCR is not available")
@@ -192,7 +195,17 @@ def _title(meta: str, lines: list[list[str]], keys: set[str], raw: RawFile) -> s
             if line.strip() and (line_key(line) in keys) and re.search(r"[^\W\d_]{3}", line):
                 return line.strip()
     first = next((line.strip() for pl in lines for line in pl if len(line.strip()) > 3), "")
-    return first[:120] if first else raw.path.stem
+    return first[:120] if first else _as_text(raw.path.stem)
+
+
+def _as_text(name: str) -> str:
+    """A file name that is not UTF-8 (lone surrogates in Python) with its odd bytes written \\xe9:
+    stored and searched as text, it would fail to encode."""
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        return os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
 def _ranges(numbers: list[int]) -> str:

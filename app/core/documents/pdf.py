@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import Callable
 
 import pymupdf
 
-from app.core.documents import text_loss
+from app.core.documents import content_stream, text_loss
 from app.core.documents.errors import (
     Damaged,
     EmptyFile,
@@ -66,18 +67,37 @@ def read_file(path: str | Path) -> RawFile:
     return RawFile(p, digest.hexdigest(), size)
 
 
+def open_path(path: Path) -> pymupdf.Document:
+    """pymupdf.open for any file name: MuPDF takes names as UTF-8, so a name that is not UTF-8
+    (Latin-1 bytes, kept by Python as lone surrogates) named another file. Such a file is opened
+    by its descriptor's /proc path on Linux, else read into memory."""
+    try:
+        str(path).encode("utf-8")
+        return pymupdf.open(str(path), filetype="pdf")
+    except UnicodeEncodeError:
+        pass
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if os.path.isdir("/proc/self/fd"):
+            return pymupdf.open(f"/proc/self/fd/{fd}", filetype="pdf")    # MuPDF opens its own copy
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            return pymupdf.open(stream=fh.read(), filetype="pdf")
+    finally:
+        os.close(fd)
+
+
 def open_pdf(raw: RawFile, password: str | None = None) -> tuple[pymupdf.Document, list[str]]:
     """MuPDF document plus warnings; raises a DocumentError for what cannot be read."""
     name = raw.path.name
     try:
-        doc = pymupdf.open(str(raw.path), filetype="pdf")
+        doc = open_path(raw.path)
     except Exception as exc:  # MuPDF raises several types for broken files
         raise Damaged(f"{name}: damaged PDF, cannot be opened ({_one_line(exc)})") from None
     warnings: list[str] = []
     if doc.needs_pass:
         if password is None:
             raise PasswordRequired(f"{name} is encrypted: give its password with --password")
-        if not doc.authenticate(password):
+        if not _authenticate(doc, password):
             raise WrongPassword(f"{name}: wrong password")
     elif _restricted(doc):
         warnings.append("restricted by its owner (printing/copying limited); text read for search only")
@@ -86,6 +106,20 @@ def open_pdf(raw: RawFile, password: str | None = None) -> tuple[pymupdf.Documen
     if doc.is_repaired:
         warnings.append("repaired: content may be incomplete")
     return doc, warnings
+
+
+def _authenticate(doc: pymupdf.Document, password: str) -> bool:
+    """MuPDF takes the password as UTF-8 text. Bytes that are not UTF-8 (a Latin-1 terminal; Python
+    keeps them as lone surrogates) made it raise TypeError: they are tried as Latin-1 text, which
+    is what the older PDF encryptions hash (PDFDocEncoding is close to Latin-1)."""
+    try:
+        password.encode("utf-8")
+    except UnicodeEncodeError:
+        password = password.encode("utf-8", "surrogateescape").decode("latin-1")
+    try:
+        return bool(doc.authenticate(password))
+    except (TypeError, ValueError, RuntimeError):
+        return False
 
 
 def _restricted(doc: pymupdf.Document) -> bool:
@@ -105,16 +139,22 @@ def extract_pages(doc: pymupdf.Document,
     plain text, without the wrapper's option handling (~3% of the extraction time).
     `losses` collects (page, warning) for pages whose text vanished (text_loss).
     """
-    pages, total = [], doc.page_count
+    pages, total, forms_seen = [], doc.page_count, {}
     for i in range(total):
         text_loss.reset()
+        too_much = None
         try:
             page = doc.load_page(i)
-            text = page.get_textpage(flags=pymupdf.TEXTFLAGS_TEXT).extractText()
             rect = page.rect
+            too_much = content_stream.too_much(page, forms_seen)   # measured first: MuPDF's extraction is unbounded
+            text = "" if too_much else page.get_textpage(flags=pymupdf.TEXTFLAGS_TEXT).extractText()
         except Exception:  # one broken page must not lose the others
             page, text, rect = None, "", pymupdf.Rect()
-        if losses is not None and (lost := text_loss.check(page, i + 1, text)):
+        if too_much:
+            if losses is not None:
+                losses.append((i + 1, f"p. {i + 1}: not read: {too_much}"))
+            text_loss.reset()
+        elif losses is not None and (lost := text_loss.check(page, i + 1, text)):
             losses.append((i + 1, lost))
         pages.append(Page(number=i + 1, text=text, width=rect.width, height=rect.height))
         if progress:

@@ -9,12 +9,12 @@ kind the "lines" strategy finds): ~10 ms a page to check.
 from __future__ import annotations
 
 import re
-import zlib
 from dataclasses import dataclass
 
 import pymupdf
 
 from app.core.documents.chunking import MAX_SIZE, Piece
+from app.core.documents.content_stream import decoded_pieces as _decoded_pieces
 from app.core.documents.types import Chunk
 
 pymupdf.no_recommend_layout()   # find_tables prints an advert on stdout (breaks --json)
@@ -25,7 +25,6 @@ HEADER_MARGIN = 36     # points around the ruled area searched with it (a header
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ufffd]")
 _PATH_OPS = re.compile(rb"\s(?:re|l)\s")
 MAX_CONTENT_BYTES = 16 << 20   # a page's content decoded beyond this is no table worth the memory
-_PIECE = 1 << 20
 _CELL = re.compile(r"^(?P<labels>.+?) = (?P<value>.+)$")
 
 
@@ -58,33 +57,6 @@ def path_ops(page: pymupdf.Page, limit: int = 4) -> int:
                 return found
             tail = text[-3:]
     return found
-
-
-def _decoded_pieces(doc: pymupdf.Document, xref: int):
-    """A content stream decoded piece by piece (Flate, the usual filter, or none); a stream
-    with another filter is decoded by MuPDF only when it is small."""
-    kind, value = doc.xref_get_key(xref, "Filter")
-    filters = value.strip("[]").split() if kind != "null" else []
-    if filters in ([], ["/FlateDecode"]) and doc.xref_get_key(xref, "DecodeParms")[0] == "null":
-        raw = doc.xref_stream_raw(xref) or b""
-        if not filters:
-            yield raw
-            return
-        inflate, pending = zlib.decompressobj(), raw
-        while pending and not inflate.eof:
-            try:
-                piece = inflate.decompress(pending, _PIECE)
-            except zlib.error:             # damaged: what MuPDF recovers of it is what get_drawings sees
-                return
-            pending = inflate.unconsumed_tail
-            if not piece:
-                return
-            yield piece
-        return
-    if len(doc.xref_stream_raw(xref) or b"") <= _PIECE // 16:
-        yield doc.xref_stream(xref) or b""
-    else:
-        yield None                         # not looked into: taken as too big
 
 
 def ruled_area(page: pymupdf.Page) -> pymupdf.Rect | None:

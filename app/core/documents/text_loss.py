@@ -13,6 +13,8 @@ import re
 
 import pymupdf
 
+from app.core.documents.content_stream import MAX_DECODED, decoded_pieces
+
 MAX_LISTED = 20     # page warnings listed one by one; the rest in one line
 _TEXT_OPS = re.compile(rb"(?:T[jJ]|['\"])\s")
 
@@ -60,7 +62,21 @@ def _has_fonts(page: pymupdf.Page) -> bool:
 
 
 def _draws_text(page: pymupdf.Page) -> bool:
+    """A text operator in the page's content, read in pieces up to MAX_DECODED: a blank page
+    whose stream inflates to 1 GiB was decoded whole here (969 MB)."""
+    decoded = 0
     try:
-        return bool(_TEXT_OPS.search(page.read_contents()))
+        for xref in page.get_contents():
+            tail = b""                                 # an operator may straddle two pieces
+            for piece in decoded_pieces(page.parent, xref):
+                if piece is None:
+                    break
+                decoded += len(piece)
+                if _TEXT_OPS.search(tail + piece):
+                    return True
+                if decoded > MAX_DECODED:
+                    return False
+                tail = piece[-2:]
     except Exception:  # noqa: BLE001
         return False
+    return False

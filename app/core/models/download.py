@@ -4,9 +4,12 @@ time left, each file's SHA-256 checked and the whole checkpoint verified before 
 Nothing here runs until a download is asked for: listing models never touches the network."""
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import shutil
 import threading
+import urllib.parse
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,14 +110,17 @@ def pull(spec: ModelSpec, endpoint: str | None = None, token: str | None = None,
         bar = _bar_class(name, index, len(spec.files), on_progress, cancel)
         try:
             path, etag = _fetch(spec, name, folder, endpoint, token, bar)
-        except DownloadCancelled:
+        except (DownloadCancelled, NoRoom):
             raise
         except Exception as exc:  # noqa: BLE001 - huggingface_hub's and httpx's errors, as one line
             raise ModelNotAvailable(f"model {spec.id}: {name}: {_hub_error(exc, endpoint)}") from exc
         _check_hash(spec, name, path, etag)
     problems = catalogue.verify(spec)
     if problems:     # the hub's own files are broken: never offer them (they would look installed)
-        shutil.rmtree(folder, ignore_errors=True)
+        try:
+            catalogue.remove_tree(folder)
+        except OSError:
+            pass
         raise ModelNotAvailable(f"model {spec.id} downloaded but refused and deleted: " + "; ".join(problems))
     return catalogue.local_path(spec)
 
@@ -129,21 +135,49 @@ def _fetch(spec: ModelSpec, name: str, folder: Path, endpoint, token, bar) -> tu
 
     meta = get_hf_file_metadata(hf_hub_url(spec.repo, name, endpoint=endpoint), token=token)
     etag = (meta.etag or "").strip('"').removeprefix("W/").strip('"')
-    final = folder / name
+    final = catalogue.model_file(spec, name)
     if final.is_file() and meta.size is not None and final.stat().st_size == meta.size:
         return final, etag                      # already here; its hash is checked again
-    part = folder / ".partial" / f"{name.replace('/', '__')}.{etag[:16] or 'noetag'}.part"
+    # The ETag names the .part file (a new version never resumes an old one's bytes), but it is the
+    # server's text: only its digest goes into the name, so "/../../x" cannot place the file.
+    tag = hashlib.sha256(etag.encode("utf-8", "replace")).hexdigest()[:16] if etag else "noetag"
+    part = folder / ".partial" / f"{name.replace('/', '__')}.{tag}.part"
     part.parent.mkdir(parents=True, exist_ok=True)
     done = part.stat().st_size if part.exists() else 0
     if meta.size is not None and done > meta.size:
         part.unlink()
         done = 0
+    if meta.size is not None:
+        room_for(part.parent, meta.size - done, name)
+    asked = hf_hub_url(spec.repo, name, endpoint=endpoint)
+    # The hub may send the file from elsewhere (a CDN, or whatever its answer names): the token is
+    # for the hub's own host only.
+    headers = build_hf_headers(token=token if same_host(meta.location, asked) else False)
     with open(part, "ab") as fh:
-        http_get(meta.location, fh, resume_size=done, headers=build_hf_headers(token=token),
+        http_get(meta.location, fh, resume_size=done, headers=headers,
                  expected_size=meta.size, displayed_filename=name, tqdm_class=bar)
     final.parent.mkdir(parents=True, exist_ok=True)
     os.replace(part, final)
     return final, etag
+
+
+SPARE_BYTES = 256 * 1024**2     # left free beyond the file: the library and the logs still need to write
+
+
+class NoRoom(ModelNotAvailable):
+    """Not enough free disk space for a download (said before a byte is written)."""
+
+
+def room_for(folder: Path, needed: int, name: str) -> None:
+    free = shutil.disk_usage(folder).free
+    if needed + SPARE_BYTES > free:
+        raise NoRoom(f"{name} needs {needed / 1e9:.1f} GB but {folder} has {free / 1e9:.1f} GB free; "
+                     f"free some space and pull again")
+
+
+def same_host(url: str, other: str) -> bool:
+    a, b = urllib.parse.urlsplit(url), urllib.parse.urlsplit(other)
+    return (a.scheme, a.hostname, a.port) == (b.scheme, b.hostname, b.port)
 
 
 def _hub_error(exc: Exception, endpoint: str | None) -> str:
@@ -164,12 +198,34 @@ def _hub_error(exc: Exception, endpoint: str | None) -> str:
     return f"download failed ({type(exc).__name__}: {text})"
 
 
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_GIT_SHA1 = re.compile(r"[0-9a-f]{40}")
+
+
+def git_blob_sha1(path: Path, chunk: int = 1 << 20) -> str:
+    """Git's object id of a file (the hub's ETag for a file not stored in LFS)."""
+    digest = hashlib.sha1(f"blob {path.stat().st_size}\0".encode(), usedforsecurity=False)
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def _check_hash(spec: ModelSpec, name: str, path: Path, etag: str) -> None:
-    """The catalogue's SHA-256, or else the hub's (an LFS file's ETag is its SHA-256)."""
-    expected = spec.sha256.get(name)
-    if expected is None and len(etag) == 64 and all(c in "0123456789abcdef" for c in etag):
-        expected = etag
-    if expected is not None and catalogue.sha256_of(path) != expected:
+    """The catalogue's SHA-256, or else the hub's: an LFS file's ETag is its SHA-256, a small
+    file's its git object id. An ETag that is neither verifies nothing: the file is refused."""
+    expected, actual = spec.sha256.get(name), None
+    if expected is not None:
+        actual = catalogue.sha256_of(path)
+    elif _SHA256.fullmatch(etag):
+        expected, actual = etag, catalogue.sha256_of(path)
+    elif _GIT_SHA1.fullmatch(etag):
+        expected, actual = etag, git_blob_sha1(path)
+    if expected is None:
+        path.unlink()
+        raise ModelNotAvailable(f"model {spec.id}: {name}: the hub gave no hash to check it against "
+                                f"(ETag {etag[:40]!r}) and the catalogue lists none; deleted")
+    if actual != expected:
         path.unlink()
         raise ModelNotAvailable(f"model {spec.id}: {name} does not match its SHA-256 "
                                 f"(damaged in transit, or not the catalogue's file); deleted, pull again")

@@ -17,6 +17,7 @@ from app.core.plan.types import EngineName, Plan
 
 FIRST_PROMPT_TOKENS = 2500   # system prompt + the evidence passages a first question reads (~2,700 measured)
 ACCEPTABLE_S = 60            # a first answer later than this is a wait: a smaller real model is advised
+TOO_SLOW_S = 300             # past five minutes to a first answer a model is too slow for this machine
 # Prefill throughput guesses when nothing was measured here, in FLOP/s (2 × parameters per token):
 # CPU per core by vector unit (SmolLM2 135M measured ~215–275 tok/s on 2 AVX-512 cores ≈ 35–45 GFLOP/s
 # a core), and a GPU's effective rate with 4-bit weights (a conservative share of its peak).
@@ -33,10 +34,18 @@ class Advice:
     measured: bool              # the speed was measured on this machine (else estimated)
     good_for: str
 
+    tps: float = 0.0            # the prefill speed the seconds come from
+    basis: str = ""             # where that speed comes from, in words
+
+    @property
+    def too_slow(self) -> bool:
+        return self.seconds > TOO_SLOW_S
+
     def timing(self) -> str:
-        """'about 20 s to a first answer here (estimated)'."""
+        """'about 20 s to a first answer here (measured here: 125 tokens/s reading …)'."""
         t = f"{round(self.seconds)} s" if self.seconds < 120 else f"{round(self.seconds / 60)} min"
-        return f"about {t} to a first answer here ({'measured' if self.measured else 'estimated'})"
+        basis = self.basis or ("measured here" if self.measured else "estimated")
+        return f"about {t} to a first answer here ({basis})"
 
     def line(self) -> str:
         return f"{self.name}: {self.timing()}"
@@ -68,15 +77,24 @@ def _hardware_tps(spec: ModelSpec, plan: Plan, hw: Hardware) -> float:
 def prefill_tps(spec: ModelSpec, plan: Plan, hw: Hardware, catalogue: Catalogue,
                 measured: dict[str, float]) -> tuple[float, bool]:
     """(tokens/s, measured here?) for `spec` run as `plan` on `hw`."""
+    tps, here, _ = speed_with_basis(spec, plan, hw, catalogue, measured)
+    return tps, here
+
+
+def speed_with_basis(spec: ModelSpec, plan: Plan, hw: Hardware, catalogue: Catalogue,
+                     measured: dict[str, float]) -> tuple[float, bool, str]:
+    """(tokens/s, measured here?, the basis in words)."""
     if spec.id in measured:
-        return measured[spec.id], True
+        return measured[spec.id], True, f"measured here: reads {measured[spec.id]:.0f} tokens/s"
     on_cpu = plan.engine is EngineName.LLAMACPP and plan.n_gpu_layers == 0
     refs = [(catalogue.get(m), tps) for m, tps in measured.items() if m in {s.id for s in catalogue.models}]
     refs = [(s, tps) for s, tps in refs if s.role == "chat" and (s.format == "gguf") == (spec.format == "gguf")]
     if refs and on_cpu:         # the same machine's CPU, another size: scaled by the parameters
         ref, tps = max(refs, key=lambda r: r[0].params_b)
-        return tps * ref.params_b / spec.params_b, False
-    return _hardware_tps(spec, plan, hw), False
+        return (tps * ref.params_b / spec.params_b, False,
+                f"estimated from {ref.name} measured here, scaled by size")
+    where = "this GPU" if plan.engine is EngineName.VLLM or plan.n_gpu_layers else f"this CPU ({hw.cpu_cores} cores)"
+    return _hardware_tps(spec, plan, hw), False, f"estimated from size and {where}"
 
 
 def is_test_model(spec: ModelSpec) -> bool:
@@ -95,8 +113,9 @@ def advise(hw: Hardware, catalogue: Catalogue,
         plan = choose(hw, [spec], None)         # what catalogue_fit.verdict judges by
         if plan is None or plan.model_id != spec.id:
             continue
-        tps, here = prefill_tps(spec, plan, hw, catalogue, measured)
-        rows.append(Advice(spec.id, spec.name, FIRST_PROMPT_TOKENS / tps, here, spec.good_for))
+        tps, here, basis = speed_with_basis(spec, plan, hw, catalogue, measured)
+        rows.append(Advice(spec.id, spec.name, FIRST_PROMPT_TOKENS / tps, here, spec.good_for, tps,
+                           f"{basis}; a first question's {FIRST_PROMPT_TOKENS:,} prompt tokens"))
     return rows, _pick(hw, catalogue, rows)
 
 

@@ -87,12 +87,14 @@ def table(hw: Hardware | None = None, catalogue: Catalogue | None = None,
         v = verdict(m, hw)
         a = timing.get(m.id)
         here = models.is_available(m)
+        if a is not None and a.too_slow and v.fits:     # it fits in memory, but nobody waits that long
+            v = Verdict(False, f"too slow for this machine ({a.timing().split(' (')[0]})", v.memory_bytes,
+                        v.memory_where, v.plan)
         out.append({"id": m.id, "name": m.name, "format": m.format, "engine": m.engine, "role": m.role,
                     "source": m.source, "size_gb": m.size_gb, "params_b": m.params_b,
                     "context": m.native_context, "licence": m.licence,
                     "memory_gb": round(v.memory_bytes / GiB, 2), "memory_where": v.memory_where,
                     "fits": v.fits, "fits_words": v.words, "installed": here,
-                    "available": here,          # the older name of "installed"
                     "default": m.id == catalogue.default_id, "recommended": m.id == best,
                     "good_for": m.good_for, "first_answer_s": round(a.seconds, 1) if a else None,
                     "speed": ("measured" if a.measured else "estimated") if a else None,

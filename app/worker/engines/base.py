@@ -60,9 +60,6 @@ class EngineAdapter:
     def launch_spec(self, plan: Plan, model_path: Path, options: LaunchOptions) -> LaunchSpec:
         raise NotImplementedError
 
-    def classify(self, lines: list[str]) -> errors.StartError | None:
-        return None
-
     def client(self, spec: LaunchSpec, repeat_penalty: float) -> ChatClient:
         return ChatClient(spec.base_url, spec.api_key, spec.model_name, repeat_penalty=repeat_penalty)
 

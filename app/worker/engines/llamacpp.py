@@ -11,7 +11,7 @@ from app.worker import protocol
 from app.worker.engines import base as rules
 from app.worker.engines.base import EngineAdapter, FailureRule, LaunchOptions
 from app.worker.launch import LaunchSpec
-from app.worker.ports import free_port, random_key
+from app.worker.ports import PASSES_SOCKETS, bound_socket, free_port, random_key
 
 # Lines that mean "still loading": our own progress lines and llama.cpp's loader output.
 PROGRESS = (re.escape(protocol.LOG_PREFIX) + r" (loading|model loaded)", r"^llama_model_loader:", r"^load_tensors:",
@@ -68,10 +68,18 @@ def launch_spec(model_path: Path, n_ctx: int, n_gpu_layers: int = 0, threads: in
                 kv_dir: Path | None = None, model_name: str = "local", host: str = "127.0.0.1",
                 kv_store: bool = True, kv_max_gb: float | None = None, ready_timeout_s: float = 300, stall_timeout_s: float = 60,
                 calibrate_tokens: int = 0) -> LaunchSpec:
-    """A fresh port and key per launch. The key travels in the environment, not argv (`ps` shows argv)."""
-    port, key = free_port(host), random_key()
-    argv = worker_command() + ["--model", str(Path(model_path).resolve()), "--host", host,
-                               "--port", str(port), "--n-ctx", str(n_ctx), "--n-gpu-layers", str(n_gpu_layers),
+    """A fresh port and key per launch. The key travels in the environment, not argv (`ps` shows argv).
+    The port is bound here and the socket handed to the child (its fd number in argv): another
+    account never finds it free between our choice and the child's bind."""
+    key, sock = random_key(), None
+    if PASSES_SOCKETS:
+        sock = bound_socket(host)
+        port, where_to_listen = sock.getsockname()[1], ["--listen-fd", str(sock.fileno())]
+    else:
+        port = free_port(host)
+        where_to_listen = ["--port", str(port)]
+    argv = worker_command() + ["--model", str(Path(model_path).resolve()), "--host", host, *where_to_listen,
+                               "--n-ctx", str(n_ctx), "--n-gpu-layers", str(n_gpu_layers),
                                "--model-name", model_name]
     from app.core.settings import usable_threads      # --threads 1000 on 2 cores: clamped, said so
     if threads := usable_threads(threads):
@@ -90,7 +98,8 @@ def launch_spec(model_path: Path, n_ctx: int, n_gpu_layers: int = 0, threads: in
                       classify=classify, ready_timeout_s=ready_timeout_s, stall_timeout_s=stall_timeout_s,
                       cwd=worker_cwd(),
                       description=f"llama.cpp, {where}, {n_ctx // 1024}K context",
-                      extra={"n_ctx": n_ctx, "n_gpu_layers": n_gpu_layers, "port": port})
+                      extra={"n_ctx": n_ctx, "n_gpu_layers": n_gpu_layers, "port": port},
+                      listen_socket=sock, check_listener=sock is None)
 
 
 class LlamaCppAdapter(EngineAdapter):
@@ -105,9 +114,6 @@ class LlamaCppAdapter(EngineAdapter):
         return launch_spec(model_path, n_ctx=plan.max_model_len, n_gpu_layers=plan.n_gpu_layers,
                            model_name=plan.model_id, threads=options.threads,
                            calibrate_tokens=options.calibrate_tokens)
-
-    def classify(self, lines: list[str]) -> errors.StartError | None:
-        return classify(lines)
 
     def repeat_penalty(self, catalogue_penalty: float) -> float:
         return catalogue_penalty

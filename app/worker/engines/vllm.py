@@ -21,7 +21,7 @@ from app.core.plan.types import EngineName, Plan
 from app.worker import errors
 from app.worker.engines import base as rules
 from app.worker.engines.base import EngineAdapter, FailureRule, LaunchOptions
-from app.worker.client import ChatClient
+from app.worker.client import ChatClient, ChatResult
 from app.worker.launch import LaunchSpec
 from app.worker.ports import free_port, random_key
 
@@ -265,27 +265,77 @@ def launch_spec(plan: Plan, model_path: Path, served_name: str, *, host: str = "
                       model_name=served_name, engine="vllm", progress_patterns=PROGRESS, classify=classify,
                       ready_timeout_s=ready_timeout_s, stall_timeout_s=stall_timeout_s,
                       description=f"vLLM, {util}{plan.max_model_len // 1024}K context{extras}",
-                      extra={"port": port, "plan_rung": plan.rung, "max_model_len": plan.max_model_len})
+                      extra={"port": port, "plan_rung": plan.rung, "max_model_len": plan.max_model_len},
+                      check_listener=True)   # vLLM binds its own port: the key goes to its listener only
 
 
 class VllmAdapter(EngineAdapter):
-    """vLLM's own OpenAI server. Its repetition_penalty also counts the prompt's tokens (it would push
-    a model away from the document's own words), so the catalogue's penalty is not sent."""
+    """vLLM's own OpenAI server, asked through VllmChatClient."""
     name = EngineName.VLLM
 
     def launch_spec(self, plan: Plan, model_path: Path, options: LaunchOptions) -> LaunchSpec:
         return launch_spec(plan, model_path, served_name=plan.model_id)
 
-    def classify(self, lines: list[str]) -> errors.StartError | None:
-        return classify(lines)
+    def repeat_penalty(self, catalogue_penalty: float) -> float:
+        return catalogue_penalty          # VllmChatClient sends it in vLLM's terms
 
     def client(self, spec: LaunchSpec, repeat_penalty: float) -> ChatClient:
         """vLLM has no loop guard of ours inside: the client ends a looping answer string."""
-        return ChatClient(spec.base_url, spec.api_key, spec.model_name, repeat_penalty=repeat_penalty,
-                          guard_loops=True)
+        return VllmChatClient(spec.base_url, spec.api_key, spec.model_name, repeat_penalty=repeat_penalty,
+                              guard_loops=True)
 
     def warm(self, client: ChatClient) -> None:
         warm_structured_outputs(client)
+
+
+# llama.cpp's repeat_penalty p divides a recent token's logit by p: with the logits of a small
+# model's likely tokens around 12-20, 1.1 takes ~1.5 off them. vLLM's repetition_penalty does the
+# same but also counts the prompt's tokens (it would push the model away from the document's own
+# words, which the quotes must copy), so the output-only presence penalty carries it instead.
+PRESENCE_PER_REPEAT = 15.0
+# Tokens left for the citations after a looping answer was ended (each citation is ~40-80).
+CITATION_TOKENS = 256
+
+
+class VllmChatClient(ChatClient):
+    """ChatClient for vLLM's server: the repetition penalty as a presence penalty; usage on every
+    streamed chunk, so a stream we end (a loop) still has it; and, as our llama.cpp worker's loop
+    guard does, the citations written after an answer that looped (vLLM cannot be told to close
+    a string mid-request: the looping reply is ended, then continued after its closed answer)."""
+
+    def request_fields(self) -> dict:
+        fields = {"stream_options": {"include_usage": True, "continuous_usage_stats": True}}
+        if self.repeat_penalty > 1.0:
+            fields["presence_penalty"] = round(min(2.0, (self.repeat_penalty - 1.0) * PRESENCE_PER_REPEAT), 3)
+        return fields
+
+    def chat(self, messages: list[dict], json_schema: dict | None = None, max_tokens: int = 512, **kwargs):
+        result = super().chat(messages, json_schema, max_tokens, **kwargs)
+        items = ((json_schema or {}).get("properties") or {}).get("citations")
+        if result.finish_reason != "loop" or not items or not result.text.endswith("}"):
+            return result
+        return self._citations_after_loop(messages, items, result, max_tokens, kwargs)
+
+    def _citations_after_loop(self, messages, citations_schema: dict, looped: ChatResult, max_tokens: int,
+                              kwargs: dict) -> ChatResult:
+        """The looped reply, closed at its answer string, continued by the model with its citations
+        under their own part of the schema (vLLM's continue_final_message); on any failure the
+        closed reply alone (it parses, with no citations)."""
+        head = looped.text[:-1] + ',"citations":'
+        try:
+            rest = super().chat(messages + [{"role": "assistant", "content": head}], citations_schema,
+                                max(64, min(CITATION_TOKENS, max_tokens - looped.completion_tokens)),
+                                cancel=kwargs.get("cancel"), stall_s=kwargs.get("stall_s"),
+                                extra={"continue_final_message": True, "add_generation_prompt": False})
+            json.loads(rest.text)
+        except errors.Cancelled:
+            raise
+        except (errors.WorkerError, ValueError) as exc:
+            log.info("vLLM: no citations after the looping answer: %s", exc)
+            return looped
+        return ChatResult(head + rest.text + "}", looped.ttft_s, looped.total_s + rest.total_s,
+                          looped.prompt_tokens, looped.completion_tokens + rest.completion_tokens,
+                          looped.cached_tokens, "loop", looped.cut, looped.passages)
 
 
 # The smallest request that takes the answer's path: a JSON schema with a bounded string.

@@ -445,7 +445,11 @@ class ChatEngine:
             gen.close()
         if guard and guard.fired:
             print(f"chat: the answer repeated itself; ended it after {usage.completion_tokens} tokens", flush=True)
+            if usage.finish_reason == "stop":      # the client tells the user (ChatResult.cut)
+                usage.finish_reason = "loop"
         usage.generate_s = time.perf_counter() - began
+        if self.store is not None:
+            self.store.settled()        # an answer came out of the restored state: it did not crash us
         yield stops.flush(), usage
 
     def _grammar(self, schema: dict) -> LlamaGrammar:

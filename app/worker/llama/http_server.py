@@ -22,6 +22,7 @@ import hmac
 import json
 import math
 import os
+import re
 import select
 import socket
 import sys
@@ -229,7 +230,7 @@ class Handler(BaseHTTPRequestHandler):
     def _chat_request(self, body: bytes) -> dict | None:
         """The JSON body with its messages' content as plain text, or None once a 400 went out."""
         try:
-            request = json.loads(body or b"{}")
+            request = _valid_text(json.loads(body or b"{}"))
             messages = request["messages"]
             if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
                 raise TypeError
@@ -607,16 +608,45 @@ def _cut(sock) -> None:
         pass
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _valid_text(value):
+    """JSON's "\ud800" escapes decode to lone surrogates, which no tokenizer can encode (a 500 on
+    /v1/chat/completions and /tokenize): each becomes U+FFFD, as invalid UTF-8 bytes do."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_valid_text(v) for v in value]
+    if isinstance(value, dict):
+        return {_valid_text(k): _valid_text(v) for k, v in value.items()}
+    return value
+
+
 class WorkerServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 64
 
-    def __init__(self, addr, engine, api_key: str, model_name: str, max_connections: int = MAX_CONNECTIONS):
-        super().__init__(addr, Handler)
+    def __init__(self, addr, engine, api_key: str, model_name: str, max_connections: int = MAX_CONNECTIONS,
+                 bind_and_activate: bool = True):
+        super().__init__(addr, Handler, bind_and_activate)
         self.engine, self.api_key, self.model_name = engine, api_key, model_name
         self.lock, self.metrics = engine.lock, Metrics()     # generations and disk restores, one at a time
         self.connections, self.deadlines = Connections(max_connections), Deadlines()
         self.bodies = BodyBudget(BODY_BUDGET)
+
+    @classmethod
+    def on_socket(cls, sock: socket.socket, engine, api_key: str, model_name: str) -> "WorkerServer":
+        """Serve on a socket the app bound and handed down (inherited fd): listen on it as it is."""
+        server = cls(sock.getsockname()[:2], engine, api_key, model_name, bind_and_activate=False)
+        server.socket.close()
+        server.socket, server.server_address = sock, sock.getsockname()[:2]
+        server.server_activate()
+        return server
 
     def process_request(self, request, client_address):
         """A thread per connection, up to the bound (the longest-waiting one closed to make room);

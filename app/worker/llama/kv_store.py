@@ -1,22 +1,25 @@
 """KV state of long prompts on disk, so a restarted worker answers a known document at once.
 
 Each entry is two files under <root>/<model key>/:
-  <digest>.kv   a 12-byte header (b"PWKV", format version, token count) and then llama.cpp's
-                sequence state (llama_state_seq_get_data: the KV cells of the evaluated prompt,
-                with llama.cpp's own magic and version, which it checks on restore). Restored by
-                mapping the file and handing the mapping to llama_state_seq_set_data: one copy,
-                page cache → KV cache. llama_state_seq_load_file reads into a buffer and copies
-                again (measured, 5.4K tokens = 126 MB on 2 busy cores: ~38 ms mapped, ~55 ms
-                through the file API; re-reading the prompt takes 10–40 s). Entries written by
-                earlier versions (llama_state_seq_save_file) still load through the file API.
+  <digest>.kv   a 16-byte header (b"PWKV", format version, token count, CRC-32 of what follows) and
+                then llama.cpp's sequence state (llama_state_seq_get_data: the KV cells of the
+                evaluated prompt). Restored by mapping the file and handing the mapping to
+                llama_state_seq_set_data: one copy, page cache → KV cache (measured, 5.4K tokens =
+                126 MB on 2 busy cores: ~38 ms; re-reading the prompt takes 10–40 s). llama.cpp checks
+                its own magic and sizes but not the cells: damaged cells were restored as they were
+                and aborted the worker in the sampler on every later answer, so the CRC is checked
+                first (~40 ms more for 126 MB) and an entry that fails it is deleted.
   <digest>.tok  the entry's token ids (int32), written last: it is the commit marker, so a
                 crash mid-write leaves at most an orphan .kv that the next prune deletes.
+  <digest>.restoring  the pid of a worker that restored the entry and has not finished an answer
+                from it yet. A process that dies there (a C abort never reaches Python) leaves it
+                behind; the next restore of that entry finds it and deletes the entry instead.
 No index file: the directory listing is the index and file mtimes are the LRU clock, so two
 workers sharing the folder cannot disagree about it.
 The files detokenize to the document and the question: 0600 in 0700 folders, whatever the umask.
 The cache is only a speed-up: an unwritable folder means no saving (one warning line), and an
-entry that fails to load (truncated, foreign, tokens not matching its name) is deleted, so its
-prompt is read once more and saved again instead of being re-read on every question.
+entry that fails to load (truncated, damaged, foreign, older format, tokens not matching its name)
+is deleted, so its prompt is read once more and saved again instead of being re-read on every question.
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ import mmap
 import os
 import struct
 import time
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -35,8 +39,9 @@ import numpy as np
 DEFAULT_MAX_BYTES = 2 * 1024**3
 EXTEND_MIN_TOKENS, EXTEND_SHARE = 128, 0.15   # a follow-up worth keeping on disk: this much new
 MIN_TOKENS = 512          # shorter prompts re-read faster than the file system round trip is worth
-MAGIC, FORMAT = b"PWKV", 1
-HEADER = struct.Struct("<4sII")   # magic, format, token count; llama.cpp's state follows
+MAGIC, FORMAT = b"PWKV", 2
+HEADER = struct.Struct("<4sIII")   # magic, format, token count, CRC-32 of the state; llama.cpp's state follows
+RESTORING = ".restoring"
 FILE_MODE, DIR_MODE = 0o600, 0o700
 
 
@@ -98,6 +103,7 @@ class KvStore:
         self.dir = Path(root) / key
         self.max_bytes, self.min_tokens = max_bytes, min_tokens
         self._tokens: dict[str, np.ndarray] = {}     # digest → token ids (read once per entry)
+        self._restoring: set[str] = set()            # entries restored here, no answer finished from them yet
         self.writable = True
         try:
             _private_dir(self.dir)
@@ -171,17 +177,19 @@ class KvStore:
         """Restore an entry into sequence 0; returns its tokens, or None if llama.cpp refused it
         (truncated or foreign file: the caller then evaluates the prompt as usual)."""
         kv = self.dir / f"{digest}.kv"
+        if self._crashed_in(digest):
+            print(f"kv-store: warning: a worker died while answering from entry {digest}", flush=True)
+            self.drop(digest)
+            return None
         try:
             with open(kv, "rb") as f:
                 head = f.read(HEADER.size)
                 if len(head) == HEADER.size and head[:4] == MAGIC and HEADER.unpack(head)[2] > capacity:
                     return None                # sound, but larger than this context: keep it
-                if len(head) < HEADER.size:
-                    tokens = None
-                elif head[:4] == MAGIC:
-                    tokens = self._load_mapped(ctx, f, head, digest, capacity)
+                if len(head) < HEADER.size or head[:4] != MAGIC:
+                    tokens = None              # truncated, or an older format without a checksum
                 else:
-                    tokens = self._load_file(ctx, kv, capacity)
+                    tokens = self._load_mapped(ctx, f, head, digest, capacity)
         except (OSError, ValueError, BufferError, struct.error):
             tokens = None
         if tokens is None:
@@ -194,7 +202,8 @@ class KvStore:
         """Forget an entry that failed to load: kept, it would match every later prompt of its
         document and make each of them fail to restore and read the whole prompt again."""
         self._tokens.pop(digest, None)
-        for path in (self.dir / f"{digest}.tok", self.dir / f"{digest}.kv"):   # uncommit first
+        self._restoring.discard(digest)
+        for path in (self.dir / f"{digest}.tok", self.dir / f"{digest}.kv", self.dir / f"{digest}{RESTORING}"):
             try:
                 path.unlink(missing_ok=True)
             except OSError:
@@ -204,11 +213,15 @@ class KvStore:
 
     def _load_mapped(self, ctx, f, head: bytes, digest: str, capacity: int) -> list[int] | None:
         import llama_cpp  # here, not at module top: lookups and pruning need no engine
-        _, fmt, n_tokens = HEADER.unpack(head)
+        _, fmt, n_tokens, crc = HEADER.unpack(head)
         stored = self._load_tokens(self.dir / f"{digest}.tok")
         if fmt != FORMAT or stored is None or len(stored) != n_tokens or n_tokens > capacity:
             return None
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            with memoryview(mm) as view:
+                if zlib.crc32(view[HEADER.size:]) != crc:
+                    return None                  # damaged cells: llama.cpp would take them as they are
+            self._mark_restoring(digest)
             state = np.frombuffer(mm, dtype=np.uint8, offset=HEADER.size)
             try:
                 ok = llama_cpp.llama_state_seq_set_data(
@@ -217,14 +230,41 @@ class KvStore:
                 del state                    # the mapping closes only once no view holds it
         return stored.tolist() if ok else None
 
-    @staticmethod
-    def _load_file(ctx, kv: Path, capacity: int) -> list[int] | None:
-        """An entry in llama.cpp's own file format (written by earlier versions)."""
-        import llama_cpp
-        out, n_out = (llama_cpp.llama_token * capacity)(), ctypes.c_size_t(0)
-        if not llama_cpp.llama_state_seq_load_file(ctx, str(kv).encode(), 0, out, capacity, ctypes.byref(n_out)):
-            return None
-        return list(out[:n_out.value])
+    # --- a crash while answering from an entry counts against it ----------------------------------
+    def _mark_restoring(self, digest: str) -> None:
+        try:
+            with _create_private(self.dir / f"{digest}{RESTORING}", "w") as f:
+                f.write(str(os.getpid()))
+            self._restoring.add(digest)
+        except OSError:                 # a read-only folder: nothing to count with, nothing to drop
+            pass
+
+    def settled(self) -> None:
+        """An answer from the restored entries finished (or the worker stops cleanly): they did not
+        crash it."""
+        for digest in list(self._restoring):
+            (self.dir / f"{digest}{RESTORING}").unlink(missing_ok=True)
+        self._restoring.clear()
+
+    def _crashed_in(self, digest: str) -> bool:
+        """A marker left by a process that is gone: it died between restoring this entry and
+        finishing an answer from it. A live worker sharing the folder, or this one, is no crash."""
+        marker = self.dir / f"{digest}{RESTORING}"
+        try:
+            pid = int(marker.read_text(encoding="ascii").strip() or 0)
+        except FileNotFoundError:
+            return False
+        except (OSError, ValueError):
+            return True
+        if pid == os.getpid():
+            return False
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except OSError:                      # alive, another account's: not ours to judge
+            return False
+        return False
 
     def touch(self, digest: str) -> None:
         """Mark an entry used (the LRU clock is the files' mtime)."""
@@ -242,7 +282,7 @@ class KvStore:
         if not size:
             return False
         with _create_private(path, "w+b") as f:
-            f.write(HEADER.pack(MAGIC, FORMAT, len(toks)))
+            f.write(HEADER.pack(MAGIC, FORMAT, len(toks), 0))      # the CRC once the state is in
             f.flush()
             # reserve the blocks first: writing a mapping of a sparse file on a full disk is a
             # SIGBUS that kills the worker, where this is an OSError (ENOSPC) the caller logs
@@ -256,6 +296,9 @@ class KvStore:
                         ctx, state.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8)), size, 0)
                 finally:
                     del state
+                with memoryview(mm) as view:
+                    crc = zlib.crc32(view[HEADER.size:])
+                mm[:HEADER.size] = HEADER.pack(MAGIC, FORMAT, len(toks), crc)
         return written == size
 
     def total_bytes(self) -> int:
@@ -270,6 +313,9 @@ class KvStore:
         for kv in self.dir.glob("*.kv"):
             if not kv.with_suffix(".tok").exists() and now - _mtime(kv) > 60:
                 kv.unlink(missing_ok=True)            # renamed, but its commit marker never came
+        for marker in self.dir.glob(f"*{RESTORING}"):
+            if not marker.with_suffix(".kv").exists():
+                marker.unlink(missing_ok=True)
         for tok in self.dir.glob("*.tok"):
             if not tok.with_suffix(".kv").exists():
                 tok.unlink(missing_ok=True)

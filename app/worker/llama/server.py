@@ -1,8 +1,10 @@
 """Our thin OpenAI-compatible llama.cpp worker (the child process the supervisor starts).
 
-    python -m app.worker.llama --model PATH --port N --api-key K --n-ctx C [...]
+    python -m app.worker.llama --model PATH --listen-fd FD --n-ctx C [...]   (key: environment)
 
-It binds only after the model is loaded, so "health answers 200" means ready. One Llama
+It listens only after the model is loaded, so "health answers 200" means ready. The socket is
+bound by the app and inherited (--listen-fd), so no other program can hold the port meanwhile;
+--port (bind it here) is for systems that cannot pass sockets. One Llama
 instance; requests are serialised by a lock (llama.cpp contexts are not thread-safe).
 Why not llama-cpp-python's bundled server: it has no /health or /metrics, ignores
 response_format json_schema and keeps no KV state across restarts.
@@ -11,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
+import socket
 import sys
 import threading
 import time
@@ -137,11 +141,23 @@ def _restore_latest(engine) -> None:
         log(f"restored the last document's KV state ({n} tokens) in {(time.perf_counter() - began) * 1e3:.0f} ms")
 
 
+def stop_cleanly_on_sigterm(store) -> None:
+    """SIGTERM (the app stopping us) is a clean end: a restored KV entry it interrupts is not
+    counted as one that crashed the worker. Leave at once, as the default action would."""
+    def stop(_signum, _frame):
+        if store is not None:
+            store.settled()
+        os._exit(0)
+    signal.signal(signal.SIGTERM, stop)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog=f"python -m {protocol.MODULE}")
     ap.add_argument("--model", required=True)
     ap.add_argument("--host", default="127.0.0.1")
-    ap.add_argument("--port", type=int, required=True)
+    where = ap.add_mutually_exclusive_group(required=True)
+    where.add_argument("--port", type=int, help="bind this port (where sockets cannot be inherited)")
+    where.add_argument("--listen-fd", type=int, help="serve on this inherited, already bound socket")
     ap.add_argument("--api-key", default=os.environ.get(protocol.KEY_ENV, ""))
     ap.add_argument("--n-ctx", type=int, default=8192)
     ap.add_argument("--n-gpu-layers", type=int, default=0)
@@ -166,17 +182,24 @@ def main(argv: list[str] | None = None) -> None:
                         max_bytes=int(args.kv_max_gb * 1024**3))
     engine = ChatEngine(llm, store)
     threading.Thread(target=_warm_up, args=(engine, args.calibrate_tokens), name="kv-warm", daemon=True).start()
+    name = args.model_name or Path(args.model).stem
     try:
-        server = WorkerServer((args.host, args.port), engine, args.api_key,
-                              args.model_name or Path(args.model).stem)
+        if args.listen_fd is not None:
+            server = WorkerServer.on_socket(socket.socket(fileno=args.listen_fd), engine, args.api_key, name)
+        else:
+            server = WorkerServer((args.host, args.port), engine, args.api_key, name)
     except OSError as exc:
-        log(f"error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
+        log(f"error: cannot listen on {args.host}:{args.port or args.listen_fd}: {exc.strerror or exc}")
         sys.exit(4)
-    log(f"listening on http://{args.host}:{args.port}")
+    log(f"listening on http://{args.host}:{server.server_address[1]}")
+    stop_cleanly_on_sigterm(store)
     try:
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:
         pass
+    finally:
+        if store is not None:
+            store.settled()
 
 
 if __name__ == "__main__":

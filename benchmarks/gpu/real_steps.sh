@@ -1,0 +1,75 @@
+#!/bin/bash
+# Device side of the real-weights run: Qwen2.5-Coder-0.5B-Instruct Q4_K_M on llama.cpp (CUDA,
+# built here) and, as AWQ made from the same GGUF, on vLLM 0.26, through `pagewise ask` over two
+# documents. Parts come from real_pack.sh (in .gpu/gw/ of the sent checkout); run the steps back
+# to back (the machine keeps /tmp only while in use):
+#   a    (carry .gpu/gw/a .gpu/gw/real_steps.sh)  app + wheels, llama.cpp build started detached
+#   gNN  (carry .gpu/gw/gNN ...)                   GGUF part NN       (00..09)
+#   l    (carry .gpu/gw/real_steps.sh)             GGUF checked, build awaited, llama.cpp asks
+#   vNN  (carry .gpu/gw/vNN ...)                   vLLM bundle part NN (00..02)
+#   vp                                             vLLM installed, GGUF → HF → AWQ
+#   v                                              vLLM asks, bare requests, EngineCore killed after question 2
+# (NOBUILD=1 for a: no llama.cpp build, when only vLLM runs)
+# usage (sent checkout's root): bash .gpu/gw/real_steps.sh STEP
+T0=$(date +%s); GW=$PWD/.gpu/gw; step=$1
+export PYTHONUNBUFFERED=1 VLLM_USE_FLASHINFER_SAMPLER=0 NCCL_NVLS_ENABLE=0
+export PYTHONPATH=/tmp/site:/tmp/app-site:/tmp/lcp:/tmp/so LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH
+GG=/tmp/gg/q.gguf; PART=$((50<<20)); M=/tmp/models
+DOCS="/tmp/docs/common-paper-mnda.pdf /tmp/docs/common-paper-dpa.pdf"
+# dev.jsonl dev-020 (MNDA p. 3), dev-025 (DPA p. 2), dev-026 (DPA p. 4); one in Chinese (DPA p. 4)
+QS=(-q "Can one side end the Common Paper mutual NDA early without giving a reason, and what happens to the confidentiality duties?"
+    -q "Under the Common Paper DPA, how much advance warning does the vendor give before swapping in a new subprocessor, and how long can the customer take to object?"
+    -q "What is the latest the processor may notify a security incident under the Common Paper Data Processing Agreement?"
+    -q "根据数据处理协议，发生安全事件后，处理方最迟应在多长时间内通知客户？")
+home() { export PAGEWISE_HOME=/tmp/pwh/$1; rm -rf $PAGEWISE_HOME; mkdir -p $PAGEWISE_HOME/data
+         ln -s $M $PAGEWISE_HOME/data/models; }
+ask() { tag=$1; res=$2; shift 2; home $tag; (cd /tmp/src && timeout ${ASK_S:-300} python3 benchmarks/gpu/app_ask.py \
+          --out $OUT/$res --tag $tag "$@" 2>/tmp/err_$tag.txt | tee -a $OUT/summary.txt)
+        { echo "== $tag"; tail -n 60 /tmp/err_$tag.txt; } >> $OUT/err.txt
+        for f in $(find $PAGEWISE_HOME -name 'worker-*.log'); do tail -n 400 $f > $OUT/${tag}_$(basename $f); done
+        tail -n 3 /tmp/err_$tag.txt; }
+mkdir -p $OUT; exec > >(tee -a $OUT/steps.txt) 2>&1
+case $step in
+a)
+  rm -rf /tmp/src /tmp/lcpst /tmp/gg /tmp/stage /tmp/docs; mkdir -p /tmp/src /tmp/lcpst /tmp/gg /tmp/stage $M
+  tar xzf $GW/a/src.tgz -C /tmp/src && cp -r $GW/a/docs /tmp/docs
+  cp $GW/a/gguf.sha $GW/a/parts.txt $GW/a/bundle.sha256 /tmp/stage/
+  [ -n "$NOBUILD" ] || { tar xJf $GW/a/lcp.tar.xz -C /tmp/lcpst && (cd /tmp/src && bash benchmarks/gpu/lcp_build.sh start); }
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/app-site \
+    $(ls $GW/a/*.whl | grep -v -E "lm_format|interegular|outlines_core") 2>&1 | grep -v "already exists" | tail -3
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/so $GW/a/lm_format*.whl \
+    $GW/a/interegular*.whl $GW/a/outlines_core*.whl 2>&1 | tail -2
+  nvidia-smi --query-gpu=name,memory.total,memory.used,driver_version --format=csv,noheader
+  python3 -c "import sys, torch, transformers; print(sys.version.split()[0], torch.__version__, transformers.__version__)" ;;
+g[0-9][0-9])
+  n=${step#g}; have=$(stat -c%s $GG 2>/dev/null || echo 0)
+  [ "$have" = $(( 10#$n * PART )) ] || { echo "STAGE LOST: $have bytes before part $n"; exit 3; }
+  cat $GW/$step >> $GG && echo "gguf: $(stat -c%s $GG) bytes"
+  grep -o '\[[0-9]*/[0-9]*\]' /tmp/lcpst/build.log | tail -n 1 ;;
+v[0-9][0-9])
+  n=${step#v}; B=/tmp/stage/bundle.tar
+  expect=$(awk -v n="$n" '$1+0 < n+0 {s+=$2} END {print s+0}' /tmp/stage/parts.txt); have=$(stat -c%s $B 2>/dev/null || echo 0)
+  [ "$have" = "$expect" ] || { echo "STAGE LOST: $have bytes before bundle part $n"; exit 3; }
+  cat $GW/$step >> $B && echo "bundle: $(stat -c%s $B) bytes" ;;
+l)
+  echo "$(cat /tmp/stage/gguf.sha)  $GG" | sha256sum -c || exit 4
+  mkdir -p $M/qwen-coder-0.5b && ln -f $GG $M/qwen-coder-0.5b/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
+  grep -q qwen-coder-0.5b /tmp/src/models.toml || cat /tmp/src/benchmarks/gpu/qwen05_real.toml >> /tmp/src/models.toml
+  (cd /tmp/src && bash benchmarks/gpu/lcp_build.sh wait ${WAIT_S:-400}) || exit 6
+  python3 -c "import llama_cpp as l; print('offload', l.llama_supports_gpu_offload())"
+  ASK_S=240 ask lcp_2docs llama.jsonl -- ask $DOCS "${QS[@]}" --json --model qwen-coder-0.5b ;;
+vp)
+  echo "$(cat /tmp/stage/gguf.sha)  $GG" | sha256sum -c || exit 4
+  cd /tmp/stage && sha256sum -c bundle.sha256 && rm -rf whl && mkdir whl && tar xf bundle.tar -C whl || exit 5
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site whl/*.whl 2>&1 | grep -v "^WARNING: Target" | tail -2
+  cd /tmp/src; echo "installed at $(( $(date +%s) - T0 )) s"
+  [ -f /tmp/hf-q05/config.json ] || python3 tests/fixtures/make_hf_smollm2.py /tmp/hf-q05 --gguf $GG 2>&1 | grep -v "it/s\]" | tail -n 3
+  python3 -c "import json; t=json.load(open('/tmp/hf-q05/tokenizer.json')); print('decoder', t['decoder'], 'byte_fallback', t['model'].get('byte_fallback'))"
+  echo "HF made at $(( $(date +%s) - T0 )) s"
+  [ -f $M/qwen-coder-0.5b-awq/config.json ] || OMP_NUM_THREADS=16 python3 tests/fixtures/make_awq_checkpoint.py /tmp/hf-q05 $M/qwen-coder-0.5b-awq --group-size 64 2>&1 | tail -n 2
+  echo "AWQ made at $(( $(date +%s) - T0 )) s"; ls -la $M/qwen-coder-0.5b-awq ;;
+v)
+  cd /tmp/src; grep -q qwen-coder-0.5b-awq models.toml || cat benchmarks/gpu/qwen05_real.toml >> models.toml
+  ASK_S=${ASK_S:-420} ask vllm_2docs_kill2 vllm.jsonl --bare 1 --kill-between 2 -- ask $DOCS "${QS[@]}" --json --model qwen-coder-0.5b-awq ;;
+esac
+echo "step $step took $(( $(date +%s) - T0 )) s"

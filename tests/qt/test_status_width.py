@@ -1,0 +1,26 @@
+"""The status bar never pushes the window wider than the screen, whatever its lines say."""
+from PySide6.QtWidgets import QLabel, QMainWindow
+
+
+def test_long_status_lines_leave_a_1280_px_window_as_wide_as_it_was(qtbot):
+    from app.qt.status_bar import StatusBar
+    win = QMainWindow()
+    qtbot.addWidget(win)
+    win.setCentralWidget(QLabel("document"))
+    status = StatusBar()
+    win.setStatusBar(status)
+    win.resize(1280, 800)
+    win.show()
+    qtbot.waitExposed(win)
+    long = "reading “Common Paper Cloud Service Agreement (Standard Terms) version 2.1”: 45% · " * 4
+    status.set_engine_state("answering", "writing")
+    status.set_answer_progress("writing the answer · 888 s · 8,888 tokens (88.8/s) " * 3)
+    status.set_activity(long)
+    status.set_paused_work("search vectors, tables and OCR paused while answering " * 3)
+    status.set_plan("no NVIDIA GPU → llama.cpp on CPU, 32K context, Qwen2.5 Coder 1.5B Instruct " * 3,
+                    ["no GPU found by NVML"])
+    status.gpu_note.setText("no NVIDIA GPU · CPU mode " * 4)
+    qtbot.wait(50)
+    assert win.width() == 1280
+    assert win.minimumSizeHint().width() <= 1280
+    assert status.minimumSizeHint().width() <= 1280
