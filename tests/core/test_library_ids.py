@@ -64,7 +64,8 @@ def test_a_v2_library_migrates_keeping_everything(corpus, tmp_path):
 
     lib = Library(db)
     con = sqlite3.connect(db)
-    assert con.execute("PRAGMA user_version").fetchone()[0] == len(schema.MIGRATIONS) == 4
+    assert con.execute("PRAGMA user_version").fetchone()[0] == len(schema.MIGRATIONS) == 5
+    assert con.execute("SELECT count(*) FROM sentence_vectors").fetchone()[0] == 0     # v5: computed by the next embed()
     assert "AUTOINCREMENT" in con.execute("SELECT sql FROM sqlite_master WHERE name = 'documents'").fetchone()[0]
     assert con.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0] == before[2]
     assert con.execute("PRAGMA foreign_key_check").fetchall() == []

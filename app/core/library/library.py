@@ -28,6 +28,7 @@ from app.core.search import (
     fusion,
     pages,
     queries,
+    sentence_vectors,
     tokens,
 )
 from app.core.textnorm import language
@@ -78,6 +79,7 @@ class Library:
         self._lock = threading.RLock()   # one connection shared by GUI and worker threads
         self._names: dict[tuple[str, str], frozenset[str]] = {}   # (title, path) → doc_names.name_terms
         self._vectors = dense.VectorCache()
+        self.embedded_sentences = 0     # sentence vectors added by the last embed()
 
     # --- documents ---------------------------------------------------------------
     def add(self, path: str | Path, password: str | None = None,
@@ -241,18 +243,34 @@ class Library:
     def embed(self, doc_ids: list[int] | None = None,
               progress: Callable[[int, int], None] | None = None,
               cancelled: Callable[[], bool] | None = None) -> int:
-        """Compute missing dense vectors (slow: run it in the background). Returns how
-        many chunks were embedded; 0 when this machine has no embedding model. Raises
+        """Compute missing dense vectors (slow: run it in the background): the passages', then
+        the sentences' (the evidence cards rank sentences by meaning with them; about as many
+        tokens again). Returns how many chunks were embedded (`embedded_sentences`: how many
+        sentences); 0 when this machine has no embedding model. `progress` counts both. Raises
         dense.Cancelled when `cancelled()` turns true (finished batches are kept). Tables left
         for later (add's `tables_later`) are found first, so their chunks get vectors too."""
         table_pass.run(self._con, self._lock, doc_ids, cancelled)
         if not dense.available():
             return 0
-        return dense.embed_missing(self._con, self._lock, doc_ids, progress, cancelled=cancelled)
+        passages = dense.missing_count(self._con, self._lock, doc_ids)
+        sentences = sentence_vectors.missing_count(self._con, self._lock, doc_ids)
+        shifted = (lambda done, total: progress(done, passages + sentences)) if progress else None
+        added = dense.embed_missing(self._con, self._lock, doc_ids, shifted, cancelled=cancelled)
+        after = (lambda done, total: progress(passages + done, passages + total)) if progress else None
+        self.embedded_sentences = sentence_vectors.embed_missing(self._con, self._lock, doc_ids, after, cancelled)
+        return added
 
     def unembedded(self, doc_ids: list[int] | None = None) -> int:
-        """How many chunks still lack a dense vector (0 when there is no embedding model)."""
-        return dense.missing_count(self._con, self._lock, doc_ids) if dense.available() else 0
+        """How many chunks and sentences still lack a dense vector (0 when there is no
+        embedding model); embed()'s progress counts both."""
+        if not dense.available():
+            return 0
+        return (dense.missing_count(self._con, self._lock, doc_ids)
+                + sentence_vectors.missing_count(self._con, self._lock, doc_ids))
+
+    def sentence_vectors(self, doc_id: int, page: int) -> dict:
+        """Sentence key (sentence_vectors.key) → vector for one page; empty without them."""
+        return sentence_vectors.page_vectors(self._con, self._lock, doc_id, page)
 
     # --- chat history ------------------------------------------------------------
     def add_exchange(self, doc_ids: list[int], question: str, answer_json: str,

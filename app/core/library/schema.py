@@ -129,6 +129,23 @@ MIGRATIONS: list[str] = [
         (SELECT c.id FROM conversations c WHERE c.doc_key = exchanges.doc_key);
     CREATE INDEX exchanges_conversation ON exchanges(conversation_id, id);
     """,
+    # v5: sentence vectors (app.core.search.sentence_vectors): the evidence cards rank a page's
+    # sentences by meaning as well as by words. Keyed by the SHA-1 of the sentence's text (8 bytes).
+    """
+    CREATE TABLE sentence_vectors (
+        doc_id      INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+        page        INTEGER NOT NULL,
+        key         BLOB NOT NULL,
+        model       TEXT NOT NULL,
+        vec         BLOB NOT NULL,          -- float16, L2-normalised
+        PRIMARY KEY (doc_id, page, key, model)
+    ) WITHOUT ROWID;
+    CREATE TABLE sentence_vector_docs (
+        doc_id      INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+        model       TEXT NOT NULL,
+        PRIMARY KEY (doc_id, model)
+    ) WITHOUT ROWID;
+    """,
 ]
 
 

@@ -1,0 +1,103 @@
+"""A page's text → its sentences as printed, each with the clause heading it sits under.
+
+Line wraps and hyphenation are joined (a quote is one line of words), a clause heading line
+("9. Governing Law and Jurisdiction. This MNDA …", "第十条 …") starts a new block and names
+the clause of what follows, and sentences end at . ? ! (before a capital, a digit or a
+quote) and at 。！？；. A sentence longer than a card can show is cut at its semicolons,
+then into windows of words, each still a verbatim run of the page."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from app.core.documents.structure import heading_of
+from app.core.textnorm import cjk_count, drop_cjk_spaces, join_hyphenation
+
+MAX_WORDS = 60          # longer sentences are cut (a card shows a sentence or two, not a clause)
+WINDOW_WORDS = 45
+MAX_CJK = 110
+WINDOW_CJK = 80
+_END_EN = re.compile(r"(?<=[A-Za-z\)\]”\"'’%][.?!])\s+(?=[\"“(\[A-Z0-9])")
+_END_ZH = re.compile(r"(?<=[。！？；])")
+_SEMI = re.compile(r"(?<=;)\s+|(?<=；)")
+
+
+@dataclass(frozen=True)
+class Sentence:
+    text: str         # the page's words, whitespace collapsed
+    clause: str       # "9. Governing Law and Jurisdiction", "第十条", or "" (none found yet)
+    heading: bool     # the sentence is the clause's own heading ("9. Governing Law and Jurisdiction.")
+
+
+def clause_name(line: str) -> str:
+    """The heading a line starts with, as shown on a card: number and title."""
+    h = heading_of(line)
+    if h is None:
+        return ""
+    label = f"Section {h.label}" if re.fullmatch(r"\d+(\.\d+)*", h.label) else h.label
+    return f"{label} {h.title}".strip() if h.title else label
+
+
+def _blocks(page_text: str, clause: str) -> list[tuple[str, str, str]]:
+    """(clause, heading line's start or "", text) per block of lines under one heading."""
+    blocks, lines, head = [], [], ""
+    for line in join_hyphenation(page_text).splitlines():
+        name = clause_name(line)
+        if name and line.strip():
+            if lines:
+                blocks.append((clause, head, _join(lines)))
+            clause, head, lines = name, line.strip(), []
+        if line.strip():
+            lines.append(line.strip())
+    if lines:
+        blocks.append((clause, head, _join(lines)))
+    return blocks
+
+
+def _join(lines: list[str]) -> str:
+    return drop_cjk_spaces(" ".join(" ".join(lines).split()))
+
+
+def _pieces(sentence: str) -> list[str]:
+    """A sentence short enough for a card, or its pieces: at semicolons, then windows."""
+    chinese = cjk_count(sentence) > len(sentence) // 3
+    if (cjk_count(sentence) if chinese else len(sentence.split())) <= (MAX_CJK if chinese else MAX_WORDS):
+        return [sentence]
+    parts = [p for p in _SEMI.split(sentence) if p.strip()]
+    if len(parts) == 1:
+        return _windows(sentence, chinese)
+    return [w for p in parts for w in _pieces(p)]
+
+
+def _windows(text: str, chinese: bool) -> list[str]:
+    if chinese:
+        step = WINDOW_CJK * 2 // 3
+        return [text[i:i + WINDOW_CJK] for i in range(0, max(1, len(text) - WINDOW_CJK // 3), step)]
+    words = text.split(" ")
+    step = WINDOW_WORDS * 2 // 3
+    return [" ".join(words[i:i + WINDOW_WORDS]) for i in range(0, max(1, len(words) - WINDOW_WORDS // 3), step)]
+
+
+def page_sentences(page_text: str, clause: str = "") -> list[Sentence]:
+    """The page's sentences in order; `clause`: the heading in force where the page begins
+    (the last one of an earlier page)."""
+    out = []
+    for name, head, text in _blocks(page_text, clause):
+        parts = [p for s in _END_ZH.split(text) for p in _END_EN.split(s) if p.strip()]
+        for i, part in enumerate(parts):
+            is_heading = i == 0 and bool(head) and _only_heading(part, name)
+            out += [Sentence(piece.strip(), name, is_heading) for piece in _pieces(part.strip())]
+    return out
+
+
+def _only_heading(part: str, name: str) -> bool:
+    """The block's first sentence is no more than its heading ("9. Governing Law and Jurisdiction.")."""
+    return len(part.split()) <= len(name.split()) + 2 and cjk_count(part) <= cjk_count(name) + 4
+
+
+def last_clause(page_text: str) -> str:
+    """The last clause heading on a page ("" when it has none): in force on the next page."""
+    found = ""
+    for line in page_text.splitlines():
+        found = clause_name(line) or found
+    return found

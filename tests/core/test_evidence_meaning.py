@@ -1,0 +1,61 @@
+"""Evidence by meaning as well as by words: sentence vectors computed with the passage vectors,
+stored in the library, and used by the cards — a question in the other language than the
+document finds its sentence; the question's shape (a definition) favours the defining clause."""
+from __future__ import annotations
+
+import pytest
+
+from app.core.answer import qa
+from app.core.answer.evidence import find_evidence
+from app.core.answer.evidence import shapes
+from app.core.search import dense
+from app.core.search import sentence_vectors as sv
+
+needs_vectors = pytest.mark.skipif(not dense.available(), reason="no embedding model on this machine")
+
+
+def _sentence_rows(lib, doc_id: int) -> int:
+    return lib._con.execute("SELECT count(*) FROM sentence_vectors WHERE doc_id = ?", (doc_id,)).fetchone()[0]
+
+
+@needs_vectors
+def test_sentence_vectors_come_with_the_passage_vectors_and_go_with_their_document(corpus, lib):
+    info = lib.add(corpus / "contracts-en" / "common-paper-mnda.pdf")
+    sentences = sv.doc_sentences(lib._con, lib._lock, info.id)
+    chunks = len(lib.chunks(info.id))
+    assert lib.unembedded([info.id]) == chunks + len(sentences)     # what the progress line counts
+    seen = []
+    lib.embed([info.id], progress=lambda done, total: seen.append((done, total)))
+    assert seen[-1] == (chunks + len(sentences), chunks + len(sentences))
+    assert lib.embedded_sentences == len(sentences) == _sentence_rows(lib, info.id)
+    assert lib.unembedded([info.id]) == 0
+    page, text = sentences[len(sentences) // 2]
+    stored = lib.sentence_vectors(info.id, page)[sv.key(text)]
+    own = dense._embedder().passage([text, text])[0]
+    assert float(stored @ own) > 0.99                 # the vector of that very sentence
+    lib.remove(info.id)
+    assert _sentence_rows(lib, info.id) == 0
+
+
+@needs_vectors
+def test_an_english_question_finds_the_chinese_article_by_meaning(corpus, lib):
+    info = lib.add(corpus / "contracts-zh" / "electronic-signature-law.pdf")
+    lib.embed([info.id])
+    refs = [qa.DocRef(1, info.id, "electronic-signature-law.pdf")]
+    ev = find_evidence(lib, refs, "What does this law mean by a data message?")
+    top = ev.cards[:2]
+    assert any("数据电文" in c.quote and "是指" in c.quote for c in top), [c.quote for c in ev.cards]
+    assert all(c.clause.startswith("第") for c in top) and all(c.meaning > 0 for c in top)
+    assert ev.addressed and 0 < ev.support <= 1
+
+
+def test_question_shapes_are_read_from_the_wording():
+    assert shapes.asks("What does 'Confidential Information' mean under this agreement?") == {"definition"}
+    assert "duration" in shapes.asks("How many days does the customer have to dispute an invoice?")
+    assert "party" in shapes.asks("Who pays for the audit?")
+    assert "permission" in shapes.asks("Can the provider use subcontractors?")
+    assert "definition" in shapes.asks("本法所称电子签名是指什么？")
+    assert shapes.fits("definition", '"Affiliate" means any entity that controls a party.')
+    assert shapes.fits("duration", "within thirty (30) days after receipt")
+    assert shapes.fits("permission", "用人单位不得扣押劳动者的居民身份证")
+    assert not shapes.fits("duration", "The parties agree as follows.")
