@@ -100,6 +100,7 @@ class CitationPanel(QScrollArea):
         """Show these citations, after the `evidence` cards' (EvidenceCard, as [E1], [E2], …);
         `labels` maps doc_id → a short document name."""
         for card in self.cards:
+            card.hide()              # gone now, not at the next turn of the event loop
             card.deleteLater()
         while self._layout.count():
             self._layout.takeAt(0)
