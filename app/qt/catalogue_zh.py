@@ -65,8 +65,8 @@ EXACT: dict[str, str] = {
         "打开 PDF 并提问。回答会注明页码；点击引文即可在文档中看到原文。",
     "Q:": "问：", "Sources:": "来源：", "EVIDENCE": "证据", "ANSWER": "回答", "answer cut off": "回答被截断",
     "NOT ADDRESSED": "未涉及",
-    "The document does not appear to address this question (the cards above are the nearest passages).":
-        "文档似乎没有涉及这个问题（上面的卡片是最接近的段落）。",
+    "The document does not appear to address this question (the cards below are the nearest passages).":
+        "文档似乎没有涉及这个问题（下面的卡片是最接近的段落）。",
     "the model is reading…": "模型正在阅读…", "(no passage found)": "（未找到段落）",
     "THE MODEL'S ANSWER (BEING WRITTEN, THEN CHECKED)": "模型的回答（正在撰写，随后核对）",
     "The model's summary is not backed by these passages": "模型的总结没有得到这些段落的支持",

@@ -247,6 +247,10 @@ class ChatPanel(QWidget):
         if compare_view.is_table(entry.evidence):     # "Compare clauses": the table, then the model's row
             parts += [compare_view.table_html(index, entry.evidence), compare_view.model_html(entry, markdown_html)]
         elif entry.evidence is not None:
+            if entry.state == "done" and entry.shown_as == "not_addressed" and entry.evidence.addressed:
+                parts.append(evidence_view.heading("Not addressed", "#b9770e")      # above the cards
+                             + "<p style='color:#b9770e; margin:0 0 4px 0'>The document does not appear to "
+                             "address this question (the cards below are the nearest passages).</p>")
             parts.append(evidence_view.evidence_html(index, entry.evidence))
             parts.append(self._model_html(entry))
         elif entry.state == "done" and entry.text:
@@ -270,12 +274,8 @@ class ChatPanel(QWidget):
     def _model_html(entry: Entry) -> str:
         """The model's part under the evidence: "Answer" when its citations back it; greyed
         as an unbacked summary otherwise; greyed while it is still being written."""
-        if entry.state == "done" and entry.shown_as == "not_addressed":
-            said = entry.evidence is not None and not entry.evidence.addressed   # said above the cards already
-            note = "" if said else (evidence_view.heading("Not addressed", "#b9770e")
-                                    + "<p style='color:#b9770e; margin:0 0 4px 0'>The document does not "
-                                    "appear to address this question (the cards above are the nearest passages).</p>")
-            return note + (evidence_view.unbacked_html(entry.text) if entry.text else "")
+        if entry.state == "done" and entry.shown_as == "not_addressed":     # said above the cards
+            return evidence_view.unbacked_html(entry.text) if entry.text else ""
         if entry.state == "done" and entry.text:
             if entry.headline == "answer":
                 return evidence_view.heading("Answer", "#1e8449") + markdown_html(entry.text)

@@ -109,7 +109,10 @@ class MainWindow(QMainWindow):
         right = QSplitter(Qt.Orientation.Vertical, objectName="rightSplitter")
         right.addWidget(self._titled("Answer", self.chat))
         right.addWidget(self._titled("Citations", self.citations))
-        right.setSizes([560, 320])
+        # the answer first: the citations repeat its cards, so they get the smaller share
+        right.setSizes([700, 180])
+        right.setStretchFactor(0, 4)
+        right.setStretchFactor(1, 1)
         self.right = right
         self.main_split = QSplitter(Qt.Orientation.Horizontal, objectName="mainSplitter")
         self.side_by_side = SideBySide(self)
