@@ -8,7 +8,7 @@ from app.core.answer.citations import verify, with_support
 from app.qt.citation_panel import NOT_SUPPORTS, SUPPORTS, CitationPanel
 from tests.support.corpus import corpus_path
 
-QUESTION = "How long do the confidentiality obligations last under the MNDA?"
+QUESTION = "Under which licence is the Common Paper Mutual Non-Disclosure Agreement free to use?"
 
 
 def mnda_pages() -> dict[int, str]:
@@ -21,7 +21,9 @@ def test_card_shows_what_was_checked_and_whether_it_supports(qtbot):
     line = max((text.strip() for text in pages[2].splitlines()), key=len)
     cited = verify(1, "mnda.pdf", 2, line, pages)
     assert cited.verified
-    backed, = with_support([cited], line, QUESTION)          # the answer restates the quote
+    backed, = with_support([cited], line, QUESTION)          # the answer restates the quote the question asks about
+    off_topic, = with_support([cited], line, "How long do the confidentiality obligations last under the MNDA?")
+    assert off_topic.support != "supports"                   # a quote that is not about the question backs nothing
     unrelated, = with_support([cited], "Yes, the tenant must repaint the flat.", "Must the tenant repaint?")
     panel = CitationPanel()
     qtbot.addWidget(panel)
