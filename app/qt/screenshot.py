@@ -27,6 +27,7 @@ class ScreenshotRunner(QObject):
         self._engine_deadline = time.monotonic() + ENGINE_WAIT_S
         self._open_failed = False
         window.loader.sig_failed.connect(lambda *_: setattr(self, "_open_failed", True))
+        window.loader.sig_refused.connect(lambda *_: setattr(self, "_open_failed", True))
         window.sig_documents_ready.connect(self._on_docs)
         window.sig_answer_shown.connect(self._on_answer)
         window.engine.sig_ready.connect(lambda plan: self._maybe_ask())

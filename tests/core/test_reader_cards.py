@@ -277,3 +277,34 @@ def test_figures_found_in_nothing_the_model_read_are_not_addressed():
     q2 = "How long does the customer have to review a deliverable?"
     both = _Evidence([_Card(REVIEW), _Card(TERMINATE, 4)])
     assert verdict.judge("30 days.", [], q2, both, False, lambda: []).status == verdict.NOT_BACKED
+
+
+NOTICE_A = "Notices will be deemed given two days after mailing if sent by overnight commercial courier."
+NOTICE_B = "Any notice sent by overnight courier is deemed received one day after dispatch."
+
+
+def test_a_comparison_backed_by_one_document_only_does_not_lead():
+    q = "When is a courier notice treated as delivered under the Partnership Agreement compared with the PSA?"
+    one_side = "It is treated as delivered two days after mailing if sent by overnight courier."
+    cards = [_Card(NOTICE_A, 6, doc_id=1), _Card(NOTICE_B, 5, doc_id=2)]
+    [cit] = _cited(NOTICE_A, one_side, q)
+    assert cit.support == "supports"
+    judged = verdict.judge(one_side, [cit], q, _Evidence(cards), False)
+    assert judged.status == verdict.NOT_BACKED and verdict.ONE_SIDE in judged.warnings
+    both = "Partnership: two days after mailing; PSA: one day after dispatch by overnight courier."
+    cites = qa.with_support([qa.Citation(1, "a.pdf", 6, NOTICE_A, True), qa.Citation(2, "b.pdf", 5, NOTICE_B, True)],
+                            both, q)
+    judged = verdict.judge(both, cites, q, _Evidence(cards), False)
+    assert judged.status == verdict.ANSWER or verdict.ONE_SIDE not in judged.warnings
+    # one document in scope: "each" asks nothing across documents
+    judged = verdict.judge(one_side, [cit], q, _Evidence(cards[:1]), False)
+    assert verdict.ONE_SIDE not in judged.warnings
+
+
+def test_an_answer_that_asks_the_question_back_does_not_lead():
+    q = "员工违反服务期约定，违约金最多是多少？如果换成普通商业合同，违约金约定到多高法院一般会认为过分高于损失？"
+    card = "用人单位要求劳动者支付的违约金不得超过服务期尚未履行部分所应分摊的培训费用。"
+    echo = "违约金最多是服务期尚未履行部分所应分摊的培训费用。如果换成普通商业合同，违约金约定到多高法院一般会认为过分高于损失？"
+    [cit] = qa.with_support([qa.Citation(1, "law.pdf", 3, card, True)], echo, q)
+    judged = verdict.judge(echo, [cit], q, _Evidence([_Card(card)]), False)
+    assert judged.status != verdict.ANSWER

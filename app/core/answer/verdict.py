@@ -69,12 +69,34 @@ def judge(text: str, citations: list[Citation], question: str, evidence, said_no
     if text and not said_not_stated and not _backed(citations):
         citations = _rescued(text, citations, question, evidence, context)
     if text and not said_not_stated and _backed(citations):
+        partial = _partial(text, citations, question, evidence)
+        if partial:
+            return Verdict(text, citations, NOT_BACKED, warnings + [partial])
         return Verdict(text, citations, ANSWER, warnings)
     if said_not_stated or not evidence.addressed or not evidence.cards:
         return Verdict(text, citations, NOT_ADDRESSED, warnings)
     if _invented(text, question, evidence, context):
         return Verdict(text, citations, NOT_ADDRESSED, warnings + [INVENTED])
     return Verdict(text, citations, NOT_BACKED, warnings)
+
+
+_COMPARES = re.compile(r"\b(?:compare[sd]?|comparison|compared|versus|vs\.?|each|both|differ(?:s|ence)?|"
+                       r"whereas)\b|比较|相比|对比|分别|各自|换成|两者|二者|区别|不同", re.I)
+ONE_SIDE = "The question compares several documents, but only one of them backs the answer: it is not shown as the answer."
+ASKED_BACK = "The model repeated part of the question instead of answering it: the answer is not shown as the answer."
+
+
+def _partial(text: str, citations: list[Citation], question: str, evidence) -> str:
+    """Why a backed answer still answers only part of the question, or "": it copies the
+    question back ("…违约金约定到多高法院一般会认为过分高于损失？" as its last sentence), or the
+    question compares documents and the backing cards come from one of them."""
+    if re.search(r"[?？]", text) and _runs(text) & _runs(question):
+        return ASKED_BACK
+    docs = {card.doc_id for card in evidence.cards}
+    backing = {c.doc_id for c in citations if c.verified and c.support == "supports"}
+    if len(docs) > 1 and len(backing) == 1 and _COMPARES.search(question):
+        return ONE_SIDE
+    return ""
 
 
 def _invented(text: str, question: str, evidence, context=None) -> bool:
