@@ -27,12 +27,17 @@ class ScreenshotRunner(QObject):
         self._engine_deadline = time.monotonic() + ENGINE_WAIT_S
         self._open_failed = False
         window.loader.sig_failed.connect(lambda *_: setattr(self, "_open_failed", True))
-        window.loader.sig_refused.connect(lambda *_: setattr(self, "_open_failed", True))
+        window.loader.sig_refused.connect(self._on_refused)
         window.sig_documents_ready.connect(self._on_docs)
         window.sig_answer_shown.connect(self._on_answer)
         window.engine.sig_ready.connect(lambda plan: self._maybe_ask())
         window.engine.sig_failed.connect(lambda exc: self._finish(1) if self.question else None)
         self._watchdog = QTimer(self, interval=1000, timeout=self._check_deadline)
+
+    def _on_refused(self, *_) -> None:
+        """A file refused before it was opened: no documents-ready follows, so settle now."""
+        self._open_failed = True
+        self._on_docs()
 
     def start(self) -> None:
         self._watchdog.start()
