@@ -131,6 +131,20 @@ STATES = {"stopped": "已停止", "launching": "正在启动", "starting": "正�
           "ready": "就绪", "failed": "失败", "dead": "已退出", "notresponding": "无响应", "calibrating": "正在校准",
           "calibrated": "已校准", "restarted": "已重启", "restarting": "正在重启", "downgrading": "正在降级"}
 
+def _basis_zh(basis: str) -> str:
+    """Where an advised model's time comes from (app.core.plan.advice), in Chinese."""
+    import re
+    how, _, tokens = basis.partition(", for a first question's ")
+    tokens = tokens.replace(" prompt tokens", "")
+    for pattern, words in ((r"measured here: reads (\d+) tokens/s", r"本机实测：每秒读 \1 个词元"),
+                           (r"estimated from size and this CPU \((\d+) cores\)", r"按模型大小和本机 CPU（\1 核）估计"),
+                           (r"estimated from size and this GPU", "按模型大小和本机 GPU 估计"),
+                           (r"estimated from (.+) measured here, scaled by size", r"按本机实测的 \1 按参数量换算估计")):
+        if re.fullmatch(pattern, how):
+            return re.sub(pattern, words, how) + f"，以第一个问题的 {tokens} 个提示词元计"
+    return basis
+
+
 PATTERNS: list[tuple[str, object]] = [
     (r"(\d+) documents?, (\d+) pages?", r"\1 个文档，\2 页"),
     (r"(.*)Engine: (\w+)", lambda m: f"{m[1]}引擎：{STATES.get(m[2], m[2])}"),
@@ -157,6 +171,10 @@ PATTERNS: list[tuple[str, object]] = [
     (r"Restarting the engine with (.+)…", r"正在用 \1 重启引擎…"),
     (r"(.*)<topic from the ask box>(.*)", r"\1<提问框中的主题>\2"),
     (r"— (about .+)", lambda m: "— " + (lookup(m[1]) or m[1])),
+    (r"too slow for this machine \(about (\d+) (s|min) to a first answer here\)",
+     lambda m: f"对本机太慢（约 {m[1]} {UNITS[m[2]]}才给出第一个回答）"),
+    (r"about (\d+) (s|min) to a first answer here \((.+, for a first question's [\d,]+ prompt tokens)\)",
+     lambda m: f"本机约 {m[1]} {UNITS[m[2]]}给出第一个回答（{_basis_zh(m[3])}）"),
     (r"about (\d+) (s|min) to a first answer here \((measured|estimated)\)",
      lambda m: f"本机约 {m[1]} {UNITS[m[2]]}给出第一个回答（{KINDS[m[3]]}）"),
     (r"(\d+) (s|min) \((measured|estimated)\)", lambda m: f"{m[1]} {UNITS[m[2]]}（{KINDS[m[3]]}）"),

@@ -57,8 +57,7 @@ def model_html(entry, markdown_html) -> str:
     if entry.state == "done":
         if entry.text and entry.headline == "answer":
             return heading("Summary (model, backed by its citations)", "#1e8449") + markdown_html(entry.text)
-        return f"<p style='color:gray; font-size:small; margin-top:6px'>{html.escape(NO_SUMMARY)}</p>" \
-            if entry.text else ""
+        return f"<p style='color:gray; font-size:small; margin-top:6px'>{html.escape(NO_SUMMARY)}</p>"
     if entry.state == "streaming":
         return f"<p style='color:gray'>{html.escape(entry.status) or 'the model is reading the clauses…'}</p>"
     return ""

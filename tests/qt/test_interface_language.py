@@ -75,7 +75,7 @@ def test_lines_set_while_answering_are_chinese_at_once(chinese, qtbot, window):
     from app.core.answer.evidence.wording import NOT_BACKED
     from app.core.models import catalogue as models
     from app.core.plan import hardware, planner
-    from app.qt.engine_controller import plan_summary
+    from app.service.events import plan_summary
     from app.qt.retranslate import translate
     from app.qt.status_bar import Readings
 

@@ -115,7 +115,7 @@ def advise(hw: Hardware, catalogue: Catalogue,
             continue
         tps, here, basis = speed_with_basis(spec, plan, hw, catalogue, measured)
         rows.append(Advice(spec.id, spec.name, FIRST_PROMPT_TOKENS / tps, here, spec.good_for, tps,
-                           f"{basis}; a first question's {FIRST_PROMPT_TOKENS:,} prompt tokens"))
+                           f"{basis}, for a first question's {FIRST_PROMPT_TOKENS:,} prompt tokens"))
     return rows, _pick(hw, catalogue, rows)
 
 
