@@ -38,7 +38,8 @@ def _child_gui(spawned: float, settle_s: float, bare: bool) -> None:
     def finish(**extra) -> None:
         win = _main_window(app)
         try:
-            runtime = getattr(getattr(win, "engine", None), "runtime", None)
+            service = getattr(getattr(win, "engine", None), "service", None)   # the window's engine runs in the service
+            runtime = getattr(service, "runtime", None)
             pid = runtime.engine.pid if runtime is not None else None
             common.emit_result({**marks, **extra, "gui_rss_mb": common.rss_mb(),
                                 "worker_rss_mb": common.rss_mb(pid) if pid else None})

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 import zlib
 
@@ -60,24 +61,24 @@ def one_long_line(tmp_path, megabytes: int = 52):
     return path
 
 
+# The index runs under a small Python that reports its child's peak RSS: measured on a child of
+# pytest itself, the peak counted pytest's own pages (a fork is a copy until it execs), 727 MB
+# for any PDF late in a full run.
+_PEAK = ("import resource, subprocess, sys; rc = subprocess.run(sys.argv[1:]).returncode; "
+         "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(rc)")
+
+
 def index_peak(path, home, timeout=240) -> tuple[int, int, str, float]:
     """`pagewise index PATH` as a real process: (rc, peak RSS in KiB, stderr, seconds)."""
     env = {**os.environ, "PAGEWISE_HOME": str(home), "PYTHONPATH": str(ROOT)}
     began = time.monotonic()
-    proc = subprocess.Popen(app_argv("index", str(path)), cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = began + timeout
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.monotonic() > deadline:
-            proc.kill()
-            os.wait4(proc.pid, 0)
-            pytest.fail(f"`pagewise index` still running after {timeout} s")
-        time.sleep(0.1)
-    err = proc.stderr.read().decode(errors="replace")
-    return os.waitstatus_to_exitcode(status), usage.ru_maxrss, err, time.monotonic() - began
+    try:
+        proc = subprocess.run([sys.executable, "-c", _PEAK, *app_argv("index", str(path))], cwd=ROOT, env=env,
+                              capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"`pagewise index` still running after {timeout} s")
+    peak_kb = int(proc.stdout.decode().split()[-1])
+    return proc.returncode, peak_kb, proc.stderr.decode(errors="replace"), time.monotonic() - began
 
 
 @pytest.mark.slow

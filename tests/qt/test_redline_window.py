@@ -68,5 +68,6 @@ def test_compare_versions_from_the_main_window(qtbot, window, pdfs, monkeypatch)
     qtbot.addWidget(versions)
     qtbot.waitUntil(lambda: versions.list.currentRow() == 0, timeout=30000)
     assert versions.redline.old_path == old and versions.redline.new_path == new
-    assert versions.list.count() == 5 and versions.new.view.highlights()
+    assert versions.list.count() == 5
+    qtbot.waitUntil(lambda: bool(versions.new.view.highlights()), timeout=30000)   # lit once its page is shown
     versions.close()
