@@ -28,6 +28,8 @@ from app.worker.runtime import EngineRuntime
 from app.service.planning import start_planned
 from app.worker.supervisor import Supervisor
 from tests.support.fake_server import fake_spec
+from tests.worker.test_downgrade import RTX4090, Rig
+from tests.support.waiting import wait_for
 
 
 def _echoed(answer) -> bool:
@@ -39,8 +41,7 @@ def _echoed(answer) -> bool:
 def _replied(answer) -> bool:
     """The engine replied (its text shown, or dropped as an echo of the prompt)."""
     return bool(answer.text or answer.raw)
-from tests.worker.test_downgrade import RTX4090, Rig
-from tests.support.waiting import wait_for
+
 
 MiB, GiB = 1 << 20, 1 << 30
 
