@@ -53,8 +53,12 @@ class RedlineWindow(QWidget):
 
     def _on_opened(self, *_: object) -> None:
         self._opened += 1
-        if self._opened == 2 and self.changes and self.list.currentRow() < 0:
-            self.list.setCurrentRow(0)
+        if self._opened == 2 and self.changes:
+            # the list may have made row 0 current on focus before the pages were there
+            if self.list.currentRow() < 0:
+                self.list.setCurrentRow(0)
+            else:
+                self.show_change(self.list.currentRow())
 
     @property
     def ready(self) -> bool:
@@ -62,7 +66,7 @@ class RedlineWindow(QWidget):
 
     def show_change(self, row: int) -> None:
         """Both versions at the change: each pane on its clause's first changed page, lit."""
-        if not 0 <= row < len(self.changes):
+        if not 0 <= row < len(self.changes) or self._opened < 2:
             return
         pair = self.changes[row]
         for pane, clause, phrases in ((self.old, pair.old, pair.deleted), (self.new, pair.new, pair.inserted)):
