@@ -70,6 +70,9 @@ EXACT: dict[str, str] = {
     "the model is reading…": "模型正在阅读…", "(no passage found)": "（未找到段落）",
     "THE MODEL'S ANSWER (BEING WRITTEN, THEN CHECKED)": "模型的回答（正在撰写，随后核对）",
     "The model's summary is not backed by these passages": "模型的总结没有得到这些段落的支持",
+    "The model's review, not backed by the quotes it cites: check each point on its page "
+    "(the quotes are in the Citations panel):": "模型的审阅没有得到其引文的支持：请在相应页面核对每一点（引文见“引文”面板）：",
+    "THE MODEL'S NOTES (BEING WRITTEN, THEN CHECKED)": "模型的笔记（正在撰写，随后核对）",
     "The model's summary is not backed by these passages:": "模型的总结没有得到这些段落的支持：",
     "The document does not appear to address this question; the nearest passages:": "文档似乎没有涉及这个问题；最接近的段落：",
     "The quote shares the answer's figures and words.": "引文与回答的数字和措辞一致。",

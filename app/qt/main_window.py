@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.qt import context_notice, history, interface_language, templates, workers
+from app.qt.history import is_review, shown_status
 from app.qt import export as answer_export
 from app.qt import settings as gui_settings
 from app.qt.chat_panel import ChatPanel
@@ -428,9 +429,9 @@ class MainWindow(QMainWindow):
     def _on_answer(self, question: str, answer) -> None:
         evidence = getattr(answer, "evidence", None)
         cards = evidence.cards if evidence is not None else ()
-        self.chat.finish(answer.text, answer.citations, history.meta_line(answer), answer.headline,
-                         getattr(answer, "state", ""))
-        data = answer.to_dict()
+        headline, shown_as = shown_status(answer)
+        self.chat.finish(answer.text, answer.citations, history.meta_line(answer), headline, shown_as)
+        data = {**answer.to_dict(), "headline": headline, "status": shown_as}
         self.chat.entries[-1].data, self.chat.entries[-1].when = data, time.time()   # what an export keeps
         if evidence is not None and self.chat.entries[-1].evidence is None:
             self.chat.show_evidence(evidence)      # its own job's signal did not come first
@@ -441,7 +442,9 @@ class MainWindow(QMainWindow):
                         ids, shown, json.dumps(data, ensure_ascii=False), conversation=conv),
                     list(self._asked_ids), getattr(self, "_asked_conversation", None),
                     on_done=lambda _: self.conversations.refresh_list(), on_error=lambda exc: show_error(self, exc))
-        if answer.citations and answer.headline == "answer":
+        if is_review(answer):          # the review from its start: its heading says how far to trust it
+            self.chat.scroll_to_entry(len(self.chat.entries) - 1)
+        if answer.citations and headline == "answer":
             self.citations.activate_citation(0)      # the backed answer's first source
         elif cards:
             self.citations.activate(max(selected, 0))   # the evidence stays on screen
