@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
@@ -73,6 +73,7 @@ class PdfPane(QWidget):
         self._hit = -1
         self._search_text = ""
         self._quote_serial = 0
+        self._wanted_page = 0           # a page to show once the document is there (restored)
         self._sig_found.connect(self._on_quote_found)
         self.view = PdfView(self)
         self._search = PdfSearch(self)
@@ -160,6 +161,20 @@ class PdfPane(QWidget):
         self.page_total.setText(f"/ {len(geoms)}")
         self._reset_search()
         self.sig_opened.emit(self.path, len(geoms))
+        if self._wanted_page:
+            self.go_to_page(self._wanted_page)
+
+    def go_to_page(self, page: int) -> None:
+        """Show `page` once the document is laid out (now, or when it is shown: a document being
+        opened, or reopened from its OCR copy, shows it then)."""
+        self._wanted_page = page
+        if self.view.page_count():
+            QTimer.singleShot(0, lambda: self._go_to_wanted(page))
+
+    def _go_to_wanted(self, page: int) -> None:
+        if self._wanted_page == page and self.view.page_count():
+            self.view.go_to(page)
+            self._wanted_page = 0
 
     def _on_failed(self, renderer: PageRenderer, exc: Exception) -> None:
         if renderer is self._renderer:
@@ -167,6 +182,7 @@ class PdfPane(QWidget):
             self.sig_failed.emit(renderer.path, exc)
 
     def close_document(self, wait_s: float = 0.0) -> None:
+        self._wanted_page = 0
         if self._renderer:
             self._renderer.close(wait_s)
         self.view.clear()
