@@ -268,7 +268,7 @@ class ChatPanel(QWidget):
         elif entry.state == "streaming":
             parts.append(f"<p style='color:gray'>{html.escape(entry.status) or '…'}</p>")
         # sources only for an answer its citations back: an unbacked one must not send the reader there
-        backed = entry.headline == "answer"
+        backed = entry.headline == "answer" and bool(entry.text.strip())     # and the text it backs is shown
         markers = " ".join(f"<a href='cite:{index}:{n}'>[{n + 1}]</a>" for n in range(len(entry.citations))
                            if backed)
         if markers:
