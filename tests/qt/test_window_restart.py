@@ -89,3 +89,17 @@ def test_each_document_opens_at_its_page(qtbot, window, reopen):
     window.close()
     again = reopen()
     qtbot.waitUntil(lambda: again.pane_a.view.current_page() == 7, timeout=10_000)
+
+
+def test_citation_cards_fit_a_narrow_panel(qtbot, window):
+    """A card's file name and check wrap: the panel never scrolls sideways, cutting the cards' left edge."""
+    info = open_and_wait(qtbot, window, corpus_path(MNDA))
+    evidence = window.engine.service.evidence(window._refs(), "Can I tell my lawyer about confidential information?")
+    window.citations.set_citations([], {info.id: "a-rather-long-file-name-of-a-contract.pdf"}, evidence.cards)
+    window.citations.resize(300, 400)
+    window.citations.activate(1)
+    qtbot.wait(50)
+    bar = window.citations.horizontalScrollBar()
+    assert bar.value() == 0 and not bar.isVisible()
+    body = window.citations.widget()
+    assert body.width() <= window.citations.viewport().width()
