@@ -45,7 +45,13 @@ class ElidedLabel(QLabel):
         self._elide()
 
     def _elide(self) -> None:
-        shown = self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideMiddle, max(self.width(), 40))
+        metrics, width = self.fontMetrics(), max(self.width(), 40)
+        shown = metrics.elidedText(self._full, Qt.TextElideMode.ElideMiddle, width)
+        suffix = Path(self._full).suffix
+        if suffix and shown != self._full and not shown.endswith(suffix):      # narrow: the ending kept whole
+            stem = self._full[:-len(suffix)]
+            shown = metrics.elidedText(stem, Qt.TextElideMode.ElideRight,
+                                       max(width - metrics.horizontalAdvance(suffix), 20)) + suffix
         super().setText(shown)
 
 
