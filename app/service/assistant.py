@@ -150,9 +150,11 @@ class Assistant:
 
     # --- evidence -------------------------------------------------------------------------------
     def evidence(self, refs, question: str, started: float | None = None):
-        """The question's evidence cards from the search alone (never behind the engine)."""
+        """The question's evidence cards from the search alone (never behind the engine). The
+        search is foreground work: background jobs wait for it, the question's answer does not."""
         from app.core.answer.evidence import find_evidence
-        return find_evidence(self.library, refs, question, started=started)
+        with cpu_work.scheduler.foreground("finding the evidence", cpu_work.Kind.EVIDENCE):
+            return find_evidence(self.library, refs, question, started=started)
 
     def warm_evidence(self, refs) -> None:
         """One evidence search over documents just opened, in their own words: the first
