@@ -17,6 +17,7 @@ from app.core.answer import prompts, qa
 from app.core.answer.conversation import Conversation
 from app.core.answer.progress import DoesNotFit, WritingClock
 from app.core.answer.reading_memory import ReadingMemory
+from app.core.answer.refs import DocRef
 from app.core.answer.values import EngineInfo
 from app.worker import protocol, recovery
 from app.worker.engine import Engine, Launcher
@@ -146,7 +147,7 @@ class EngineRuntime:
         return LaunchOptions(threads=self._threads(),
                              calibrate_tokens=CALIBRATION_TOKENS if measures and not known else 0)
 
-    def ask(self, library, refs: list[qa.DocRef], question: str, mode: str = "auto",
+    def ask(self, library, refs: list[DocRef], question: str, mode: str = "auto",
             on_delta=None, cancel: threading.Event | None = None,
             conversation: Conversation | None = None, on_reading=None, on_progress=None,
             evidence=None, on_writing=None) -> qa.Answer:
@@ -178,7 +179,7 @@ class EngineRuntime:
         plan = self.plan
         return EngineInfo(plan.engine.value, plan.model_id, plan.max_model_len, planner_line(plan))
 
-    def review(self, library, refs: list[qa.DocRef], template: str, on_part=None,
+    def review(self, library, refs: list[DocRef], template: str, on_part=None,
                cancel: threading.Event | None = None, **options):
         """A whole-document task (app.core.answer.review.Review): map-reduce over page groups
         when the documents do not fit, each step within a question's first-token budget at
@@ -192,7 +193,7 @@ class EngineRuntime:
                                  prefill_tps=self.memory.budget_tps(self.speed_key()),
                                  target_s=self.target_s(), **options)
 
-    def prepare(self, library, refs: list[qa.DocRef]) -> bool:
+    def prepare(self, library, refs: list[DocRef]) -> bool:
         """Warm the engine for documents just opened: when the llama.cpp worker has read them
         whole before, their KV state is on disk, and sizing the whole-document prompt
         (/tokenize) makes the worker restore it now, while the user types, instead of when
@@ -296,7 +297,7 @@ class EngineRuntime:
         their next batch or page, and all of it resumes once the question is done."""
         return cpu_work.scheduler.question(self.engine, "answering")
 
-    def read(self, library, refs: list[qa.DocRef], on_progress=None,
+    def read(self, library, refs: list[DocRef], on_progress=None,
              cancel: threading.Event | None = None) -> dict:
         """Read whole documents ahead of the questions and keep their KV state (the worker's
         disk store): once read, questions about them are answered whole-document at once.
