@@ -215,15 +215,9 @@ class Assistant:
         with doc_locks.in_use(self.library, [r.doc_id for r in refs]):
             if evidence is None:
                 evidence = self.evidence(refs, question)
-            return self._answer(runtime, refs, question, mode, conversation, evidence, on_delta, on_reading,
-                                on_progress, on_writing, cancel)
-
-    def _answer(self, runtime, refs, question, mode, conversation, evidence, on_delta=None, on_reading=None,
-                on_progress=None, on_writing=None, cancel=None):
-        """The engine's answer; the caller holds the documents' locks."""
-        return runtime.ask(self.library, refs, question, mode=mode, on_delta=on_delta, cancel=cancel,
-                           conversation=conversation, on_reading=on_reading, on_progress=on_progress,
-                           evidence=evidence, on_writing=on_writing)
+            return runtime.ask(self.library, refs, question, mode=mode, on_delta=on_delta, cancel=cancel,
+                               conversation=conversation, on_reading=on_reading, on_progress=on_progress,
+                               evidence=evidence, on_writing=on_writing)
 
     def ask_series(self, given: list, questions: list[str], *, mode: str = "auto", first_evidence=None,
                    on_evidence: Callable | None = None, new_line: Callable | None = None, on_delta=None,
@@ -249,9 +243,11 @@ class Assistant:
                             evidence = self.evidence(refs, question)
                             if on_evidence:
                                 on_evidence(question, evidence, n, len(questions))
-                        answer = self._answer(self._require(), refs, question, mode, conv, evidence, on_delta,
-                                              line.reading if line else None, line.progress if line else None,
-                                              line.writing if line else None)
+                        answer = self._require().ask(self.library, refs, question, mode=mode, on_delta=on_delta,
+                                                     conversation=conv, evidence=evidence,
+                                                     on_reading=line.reading if line else None,
+                                                     on_progress=line.progress if line else None,
+                                                     on_writing=line.writing if line else None)
                     break
                 except doc_locks.DocumentGone:
                     if attempt == 2:

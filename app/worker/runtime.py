@@ -7,6 +7,7 @@ question pre-empt a background reading, and hands each attempt to the recovery l
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 import time
@@ -164,8 +165,8 @@ class EngineRuntime:
         with self._question_first():   # one question at a time per engine: the worker serialises anyway
             # a dead or hung engine is restarted (same plan, fresh port) and the question asked
             # once more; a failed request is reported as it is and restarts nothing
-            answer = recovery.ask(self.engine, lambda cut: self._ask_once(library, refs, question, mode, on_delta,
-                                                                          cut, **extra), cancel)
+            answer = recovery.ask(self.engine, functools.partial(self._ask_once, library, refs, question, mode,
+                                                                 on_delta, **extra), cancel)
             # still holding the engine: a background reading that resumes must already see
             # that this answer read the documents whole (it would read them all again)
             self.memory.record_prefill(self.speed_key(), answer.usage.read_tokens, answer.timing.ttft_s)
