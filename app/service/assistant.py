@@ -158,10 +158,12 @@ class Assistant:
 
     def warm_evidence(self, refs) -> None:
         """One evidence search over documents just opened, in their own words: the first
-        question would otherwise pay the search's one-off set-up (a segmenter's dictionary)."""
+        question would otherwise pay the search's one-off set-up (a segmenter's dictionary).
+        Not foreground work: nobody waits for it, so it cuts no background reading."""
+        from app.core.answer.evidence import find_evidence
         words = " ".join(self.library.page_text(refs[0].doc_id, 1).split())[:60]
         if words:
-            self.evidence(refs, words)
+            find_evidence(self.library, refs, words)
 
     # --- conversations --------------------------------------------------------------------------
     @property
