@@ -347,8 +347,8 @@ class MainWindow(QMainWindow):
             self.chat.set_ready(True, f"Asking {names}")
 
     def _refs(self) -> list:
-        from app.core.answer.qa import DocRef
-        return [DocRef(n, info.id, info.last_path or info.path) for n, info in enumerate(self.doc_infos(), start=1)]
+        from app.service import doc_refs
+        return doc_refs(self.doc_infos())
 
     def _prepare_engine(self) -> None:
         """Documents and engine both ready: let the engine restore what it kept of them."""
