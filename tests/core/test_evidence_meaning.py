@@ -93,3 +93,19 @@ def test_a_question_in_the_other_language_also_reads_the_pages_of_its_closest_se
     # asked in the document's own language, only the search's pages are read
     same = find_evidence(lib, refs, "电子签名人应当承担什么责任？")
     assert {h.page for _, h in same.ranked} == {h.page for _, h in qa.ranked_hits(lib, refs, "电子签名人应当承担什么责任？")}
+
+
+def test_a_question_asking_for_a_kind_of_figure_needs_cards_holding_one():
+    from app.core.answer.evidence import addressed
+    rule = ["借款的利率不得违反国家有关规定。"]           # a clause on the topic, setting no figure
+    assert addressed.value_missing("What is the maximum interest rate a loan contract may charge?", rule)
+    assert not addressed.value_missing("What interest rate applies to late payments?",
+                                       ["Late payments are subject to a charge of 1.5% per month."])
+    assert addressed.value_missing("How large is the cache, in megabytes?", ["The cache holds 32 traces."])
+    assert not addressed.value_missing("How large is the cache, in megabytes?", ["The cache takes 16 MB."])
+    assert addressed.value_missing("What dollar figure caps the liability?",
+                                   ["Each party's liability is capped under Section 9.3."])
+    assert not addressed.value_missing("What dollar figure caps the liability?",
+                                       ["Liability is capped at $50,000."])
+    assert addressed.value_missing("设立公司法人最低要有多少注册资本？", ["设立法人，法律、行政法规规定须经有关机关批准的，依照其规定。"])
+    assert not addressed.value_missing("Who may terminate the agreement?", ["Either party may terminate."])
