@@ -17,8 +17,10 @@ from app.core.answer.evidence import shapes
 from app.core.search import evidence as search_evidence
 
 # Weights and threshold chosen on the tuning halves (benchmarks/evidence.py --signal: most
-# unanswerable caught while refusing at most 2 % of the answerable, widest margin): tuning 1/6
-# caught, 0/66 refused; checking 0/5 caught, 0/57 refused. The evidence alone does not tell these
+# unanswerable caught while refusing at most 2 % of the answerable, widest margin): tuning 3/6
+# caught, 0/66 refused; checking 0/5 caught, 0/57 refused; third set 6/16 caught, 3/66 refused
+# (the figure-kind check, _KINDS, brought tuning 1/6 → 3/6, third 1/16 → 6/16; the same weights
+# and threshold stayed best). The evidence alone does not tell these
 # near misses (a figure the agreement never sets, on the page about that very topic) from
 # answerable paraphrases: their best sentences are as close in meaning (cosine 0.83-0.95) and hold
 # as many of the question's words. Allowing 5 % refused on the tuning halves caught 2/6 there but
