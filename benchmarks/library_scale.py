@@ -21,8 +21,9 @@ latency is what is measured), while its ranking on those copies means nothing.
 once (`ask` with N files): copies of the corpus's documents in turn, each with one line of its
 own on its first page (its own SHA-256), the passages' vectors by text from retrieval.py's
 cache (the few stamped passages embedded for real), the sentence vectors by text from
-evidence.py's cache. ms from the question to the cards, p50/p95; `--profile` prints where the
-time of one question goes (cProfile, cumulative).
+evidence.py's cache. ms from the question to the cards, p50/p95, and the process's CPU ms per
+question (on a shared machine the wall time mostly measures the others' load); `--profile`
+prints where the time of five questions goes (cProfile, cumulative).
 """
 from __future__ import annotations
 
@@ -153,9 +154,11 @@ def evidence_scale(count: int, queries: int, profile: bool) -> dict:
         questions = [json.loads(line)["question"] for line in common.EVAL.read_text(encoding="utf-8").splitlines()
                      if line.strip()][:queries]
         find_evidence(lib, refs, questions[0])          # warm: segmenter, embedder
-        times = []
+        times, cpu = [], []
         for q in questions:
+            c0 = time.process_time()
             ev = find_evidence(lib, refs, q)
+            cpu.append((time.process_time() - c0) * 1000)
             times.append(ev.ms)
         if profile:
             import cProfile
@@ -168,10 +171,14 @@ def evidence_scale(count: int, queries: int, profile: bool) -> dict:
             pstats.Stats(prof).sort_stats("cumulative").print_stats(30)
         lib.close()
     times.sort()
+    cpu.sort()
     result = {"documents": count, "ingest_s": round(ingest_s, 1), "passages_embedded": embedded,
               "sentence_vectors": sentences, "questions": len(times),
               "evidence_ms_p50": round(times[len(times) // 2], 1),
               "evidence_ms_p95": round(times[min(len(times) - 1, int(len(times) * 0.95))], 1),
+              # CPU time of this process per question: what a quiet machine's wall time comes near
+              "evidence_cpu_ms_p50": round(cpu[len(cpu) // 2], 1),
+              "evidence_cpu_ms_p95": round(cpu[min(len(cpu) - 1, int(len(cpu) * 0.95))], 1),
               "machine": common.machine(), "load": common.load_average()}
     print(json.dumps(result, indent=2))
     return result
