@@ -1,0 +1,42 @@
+"""The window opens a PDF whose name is not UTF-8, by its real name or by the library's \\xe9 form
+of it; a password with non-UTF-8 bytes is a wrong password, never a TypeError; failures are one line."""
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from app.qt.pdf_render import PasswordNeeded, RenderError, open_document
+from tests.support.corpus import corpus_path
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="file names as bytes")
+
+
+def test_a_latin1_name_opens_by_its_name_and_by_its_stored_form(tmp_path):
+    real = os.path.join(os.fsencode(tmp_path), b"contrat-r\xe9sum\xe9.pdf")
+    shutil.copy(corpus_path("contracts-en/bonterms-dpa-v1.0.pdf"), real)
+    stored = os.fsencode(real).decode("utf-8", "backslashreplace")      # as the library keeps it
+    for path in (os.fsdecode(real), stored):
+        doc = open_document(path, None)
+        try:
+            assert doc.page_count == 5
+        finally:
+            doc.close()
+
+
+def test_a_non_utf8_password_is_wrong_not_a_type_error(tmp_path):
+    path = tmp_path / "locked.pdf"
+    shutil.copy(corpus_path("bad/encrypted-user-password.pdf"), path)
+    with pytest.raises(PasswordNeeded) as err:
+        open_document(str(path), os.fsdecode(b"corpus-\xff\xfe"))
+    assert err.value.wrong
+
+
+def test_a_missing_latin1_name_is_one_printable_line(tmp_path):
+    gone = os.fsdecode(os.path.join(os.fsencode(tmp_path), b"parti-\xe9.pdf"))
+    with pytest.raises(RenderError) as err:
+        open_document(gone, None)
+    text = str(err.value)
+    assert "\n" not in text and "parti-\\xe9.pdf" in text
+    text.encode("utf-8")              # printable: no lone surrogates
