@@ -40,3 +40,22 @@ def test_a_missing_latin1_name_is_one_printable_line(tmp_path):
     text = str(err.value)
     assert "\n" not in text and "parti-\\xe9.pdf" in text
     text.encode("utf-8")              # printable: no lone surrogates
+
+
+def test_the_start_page_lists_a_latin1_library_document_as_there(qtbot, tmp_path):
+    from types import SimpleNamespace
+
+    from PySide6.QtCore import Qt
+
+    from app.qt.start_page import StartPage
+    real = os.path.join(os.fsencode(tmp_path), b"contrat-r\xe9sum\xe9.pdf")
+    shutil.copy(corpus_path("contracts-en/bonterms-dpa-v1.0.pdf"), real)
+    stored = os.fsencode(real).decode("utf-8", "backslashreplace")
+    page = StartPage()
+    qtbot.addWidget(page)
+    page.set_library([SimpleNamespace(path=stored, last_path=stored, title="DPA", page_count=5)])
+    item = page.library.item(0)
+    assert item.flags() & Qt.ItemFlag.ItemIsEnabled and "moved or deleted" not in item.text()
+    with qtbot.waitSignal(page.sig_open_path) as opened:
+        page._on_item(item)
+    assert opened.args == [stored]
