@@ -171,20 +171,22 @@ class Engine:
     def metrics(self) -> dict:
         """The engine's /metrics as {name: value}; {} when nothing answers (a gauge must not fail)."""
         try:
-            return self._client.metrics() if self._client is not None else {}
+            return self._client.metrics() if self._client is not None and not self.ended() else {}
         except Exception:  # noqa: BLE001 - the gauge must never take the app down
             return {}
 
     def healthy(self) -> bool:
         try:
-            return bool(self._client is not None and self._client.health())
+            return bool(self._client is not None and not self.ended() and self._client.health())
         except Exception:  # noqa: BLE001 - a probe: any failure is "not healthy"
             return False
 
     def _require(self) -> ChatClient:
         if self._client is None:
             raise errors.WorkerUnavailable("the engine is not running")
-        if self.ended():     # an engine that bound its own port (vLLM) left it free for anyone
+        # an engine that bound its own port (vLLM) left it free once it ended: whoever binds it
+        # next would get the key (vLLM's is kept per install) and what we send
+        if self.ended():
             raise errors.WorkerDied(f"the engine had stopped ({self.exit_status()})")
         return self._client
 

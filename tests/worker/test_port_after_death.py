@@ -25,9 +25,8 @@ from app.worker.supervisor import Supervisor
 from tests.worker.test_port_takeover import _other_account_available, finish, squat
 from tests.worker.test_supervisor import real_spec
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not _other_account_available(),
-                                 reason="needs root, runuser, the account 'nobody' and /proc")]
+pytestmark = pytest.mark.skipif(not _other_account_available(),
+                                reason="needs root, runuser, the account 'nobody' and /proc")
 
 SECRET = "The confidential clause number 4711 of this contract."
 MESSAGES = [{"role": "user", "content": SECRET}]
@@ -54,6 +53,7 @@ def _wait(flag, seconds: float = 30) -> None:
     assert flag(), "timed out"
 
 
+@pytest.mark.slow
 def test_a_dead_workers_port_stays_ours_while_its_client_may_still_send(tmp_path):
     engine, launches = _engine(tmp_path)
     try:
@@ -74,6 +74,7 @@ def test_a_dead_workers_port_stays_ours_while_its_client_may_still_send(tmp_path
             sup.stop()
 
 
+@pytest.mark.slow
 def test_the_old_port_is_not_free_while_the_engine_restarts(tmp_path):
     engine, launches = _engine(tmp_path)
     try:
@@ -108,6 +109,39 @@ def test_the_old_port_is_not_free_while_the_engine_restarts(tmp_path):
         assert len(launches) == 2 and "--listen-fd" in launches[1].spec.argv and "--port" not in launches[1].spec.argv
         assert engine.count_tokens(MESSAGES) > 0         # the new worker answers on its handed-down socket
         assert old.spec.listen_socket.fileno() == -1     # the old port released once the new one serves
+    finally:
+        engine.stop()
+        for sup in launches:
+            sup.stop()
+
+
+def test_an_engine_that_bound_its_own_port_is_sent_nothing_once_it_ended(tmp_path):
+    # vLLM binds its own port, so nothing of ours holds it after a death; its key is kept per
+    # install, so a gauge's /metrics or a health probe to the freed port would hand it over
+    from tests.support.fake_server import fake_spec
+    launches: list[Supervisor] = []
+
+    def launch(plan, options, on_status):
+        sup = Supervisor(fake_spec(check_listener=True))
+        sup.start()
+        launches.append(sup)
+        return sup
+
+    engine = Engine(launcher=launch)
+    engine.start(P.make_plan(hardware.probe(), models.load_catalogue(), available=models.is_available))
+    try:
+        old = launches[0]
+        port, key = old.spec.extra["port"], old.spec.api_key
+        assert engine.healthy()
+        os.killpg(old.pid, signal.SIGKILL)
+        _wait(old.exited.is_set)
+        squatter, first = squat(port, seconds=4)
+        assert first == "LISTENING"                      # nothing of ours could keep this port
+        assert engine.metrics() == {} and not engine.healthy()
+        with pytest.raises(errors.WorkerError):
+            engine.count_tokens(MESSAGES)
+        heard = finish(squatter)
+        assert key not in heard and SECRET not in heard, heard
     finally:
         engine.stop()
         for sup in launches:
