@@ -60,3 +60,10 @@ def test_a_stored_name_that_names_no_file_stays_as_it_is(tmp_path):
     assert str(on_disk(missing)) == missing
     with pytest.raises(Exception, match="no such file"):
         highlight_rects(missing, 1, QUOTE)
+
+
+def test_escapes_that_the_library_never_writes_name_no_other_file(tmp_path):
+    (tmp_path / "aA.pdf").write_bytes(b"%PDF-1.4")
+    (tmp_path / "caf\u00e9.pdf").write_bytes(b"%PDF-1.4")          # a UTF-8 name
+    for typed in ("a\\x41.pdf", "caf\\xc3\\xa9.pdf"):          # ASCII, and UTF-8 written as escapes
+        assert on_disk(tmp_path / typed) == tmp_path / typed

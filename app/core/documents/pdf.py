@@ -39,7 +39,7 @@ class RawFile:
     size: int
 
 
-_ESCAPED_BYTE = re.compile(rb"\\x([0-9a-f]{2})")
+_ESCAPED_BYTE = re.compile(rb"\\x([89a-f][0-9a-f])")     # only bytes that UTF-8 can leave undecoded
 
 
 def on_disk(path: str | Path) -> Path:
@@ -54,6 +54,11 @@ def on_disk(path: str | Path) -> Path:
         raw = _ESCAPED_BYTE.sub(lambda m: bytes([int(m.group(1), 16)]), text.encode("utf-8"))
     except UnicodeEncodeError:              # already the name's bytes (lone surrogates)
         return p
+    try:
+        raw.decode("utf-8")
+        return p          # valid UTF-8 would never have been written \\xNN: not our form, no other file
+    except UnicodeDecodeError:
+        pass
     real = Path(os.fsdecode(raw))
     return real if real.exists() else p
 
