@@ -59,3 +59,22 @@ def test_the_start_page_lists_a_latin1_library_document_as_there(qtbot, tmp_path
     with qtbot.waitSignal(page.sig_open_path) as opened:
         page._on_item(item)
     assert opened.args == [stored]
+
+
+def test_the_window_opens_cites_and_highlights_a_latin1_named_pdf(qtbot, window, library, tmp_path):
+    from PySide6.QtCore import Qt
+
+    from app.core.answer.citations import verify
+    from tests.qt.conftest import open_and_wait
+    real = os.path.join(os.fsencode(tmp_path), b"contrat-r\xe9sum\xe9.pdf")
+    shutil.copy(corpus_path("contracts-en/bonterms-psa-v1.2.pdf"), real)
+    info = open_and_wait(qtbot, window, os.fsdecode(real), timeout=120000)   # as `pagewise gui FILE` gives it
+    assert info is not None and info.page_count == 11 and "\\xe9" in info.path
+    lines = [ln.strip() for ln in library.page_text(info.id, 7).splitlines()]
+    cite = verify(info.id, info.path, 7, max(lines, key=len), {p.number: p.text for p in library.pages(info.id)})
+    assert cite.verified
+    window.citations.set_citations([cite])
+    with qtbot.waitSignal(window.pane_a.sig_highlighted, timeout=10000) as lit:
+        qtbot.mouseClick(window.citations.cards[0], Qt.MouseButton.LeftButton)
+    page, rects = lit.args
+    assert page == 7 and rects, "the quote was not highlighted"
