@@ -28,9 +28,6 @@ def print_warnings(name: str, warnings) -> None:
 
 
 def doc_refs(infos, files: list[str]):
-    """The documents as a question names them: numbered from 1, labelled by the path as given, in
-    the library's text form (a name that is not UTF-8 with its odd bytes written \\xe9: the label
-    goes into the answer, which is stored as UTF-8 text)."""
-    from app.core.answer import qa
-    from app.core.library.library import path_text
-    return [qa.DocRef(n, i.id, path_text(f)) for n, (i, f) in enumerate(zip(infos, files), start=1)]
+    """The documents as a question names them: numbered from 1, labelled by the path as given."""
+    from app.service import doc_refs as numbered
+    return numbered(infos, files)
