@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.library.library import path_text
 from app.qt import context_notice, history, interface_language, templates, workers
 from app.qt.history import is_review, shown_status
 from app.qt import export as answer_export
@@ -237,6 +238,9 @@ class MainWindow(QMainWindow):
     def open_path(self, path: str, pane: PdfPane | None = None) -> None:
         pane = pane or self.target_pane()
         path = original_path(self.library, str(path))   # never our OCR copy (issue 33.2)
+        # a name that is not UTF-8 in the library's \xe9 form: Qt drops lone surrogates from a str
+        # (signals, settings), and every opening reads that form back to the file (pdf.on_disk)
+        path = path_text(path)
         # what was open stays until the file is known to open (a bad file is refused first)
         self.loader.open(pane, path, on_accepted=lambda: self._open_accepted(pane, path))
 

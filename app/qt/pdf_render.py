@@ -15,6 +15,9 @@ import pymupdf
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QImage
 
+from app.core.documents.pdf import authenticate, open_path
+from app.core.library.library import path_text
+
 Matrix = tuple[float, float, float, float, float, float]
 
 
@@ -38,16 +41,19 @@ class RenderError(Exception):
 
 
 def open_document(path: str, password: str | None) -> pymupdf.Document:
+    """The core's own opening: a name that is not UTF-8 (or the library's \\xe9 form of it) opens,
+    and a password that is not UTF-8 is tried as Latin-1 instead of raising."""
     try:
-        doc = pymupdf.open(path)
+        doc = open_path(path)
     except Exception as exc:   # MuPDF raises several types for broken files
-        raise RenderError(f"Cannot open {path}: {str(exc).splitlines()[0] if str(exc) else 'not a readable PDF'}") from None
+        said = path_text(str(exc).splitlines()[0]) if str(exc) else "not a readable PDF"
+        raise RenderError(f"Cannot open {path_text(path)}: {said}") from None
     if not doc.is_pdf:
-        raise RenderError(f"Cannot open {path}: not a PDF")
-    if doc.needs_pass and not doc.authenticate(password or ""):
+        raise RenderError(f"Cannot open {path_text(path)}: not a PDF")
+    if doc.needs_pass and not authenticate(doc, password or ""):
         raise PasswordNeeded(path, wrong=bool(password))
     if doc.page_count == 0:
-        raise RenderError(f"Cannot open {path}: the PDF has no pages")
+        raise RenderError(f"Cannot open {path_text(path)}: the PDF has no pages")
     return doc
 
 
@@ -106,7 +112,7 @@ class PageRenderer(QObject):
             geoms = [geometry(page) for page in doc]
         except Exception as exc:  # noqa: BLE001 - reported to the UI
             self.sig_failed.emit(exc if isinstance(exc, (PasswordNeeded, RenderError))
-                                 else RenderError(f"Cannot open {self.path}: {exc}"))
+                                 else RenderError(f"Cannot open {path_text(self.path)}: {exc}"))
             return
         self.sig_opened.emit(geoms)
         try:

@@ -24,6 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.documents.pdf import on_disk
+
 log = logging.getLogger("pagewise.gui")
 
 SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "samples" / "common-paper-mnda.pdf"
@@ -185,7 +187,7 @@ class StartPage(QWidget):
 
     def _on_item(self, item: QListWidgetItem) -> None:
         path = item.data(PATH_ROLE)
-        if path and Path(path).is_file():
+        if path and on_disk(path).is_file():
             self.sig_open_path.emit(path)
 
     # -- contents -------------------------------------------------------------
@@ -205,7 +207,7 @@ class StartPage(QWidget):
     def _fill(self, widget: QListWidget, rows: list[tuple[str, str]]) -> None:
         widget.clear()
         for text, path in rows:
-            exists = Path(path).is_file()
+            exists = on_disk(path).is_file()      # a name that is not UTF-8 is stored as \xe9 text
             item = QListWidgetItem(text if exists else f"{text}  (moved or deleted)")
             item.setToolTip(path)
             item.setData(PATH_ROLE, path)

@@ -171,19 +171,23 @@ class Engine:
     def metrics(self) -> dict:
         """The engine's /metrics as {name: value}; {} when nothing answers (a gauge must not fail)."""
         try:
-            return self._client.metrics() if self._client is not None else {}
+            return self._client.metrics() if self._client is not None and not self.ended() else {}
         except Exception:  # noqa: BLE001 - the gauge must never take the app down
             return {}
 
     def healthy(self) -> bool:
         try:
-            return bool(self._client is not None and self._client.health())
+            return bool(self._client is not None and not self.ended() and self._client.health())
         except Exception:  # noqa: BLE001 - a probe: any failure is "not healthy"
             return False
 
     def _require(self) -> ChatClient:
         if self._client is None:
             raise errors.WorkerUnavailable("the engine is not running")
+        # an engine that bound its own port (vLLM) left it free once it ended: whoever binds it
+        # next would get the key (vLLM's is kept per install) and what we send
+        if self.ended():
+            raise errors.WorkerDied(f"the engine had stopped ({self.exit_status()})")
         return self._client
 
     # --- its process ----------------------------------------------------------------------------
@@ -222,7 +226,7 @@ class Engine:
     def kill(self) -> None:
         """SIGKILL now: a hung engine ignores SIGTERM; the next question restarts it at once."""
         if self._supervisor is not None:
-            self._supervisor.kill()
+            self._supervisor.kill(keep_port=True)       # its client stays installed until the restart
 
     # --- bringing it back -----------------------------------------------------------------------
     def restart(self, failure: errors.WorkerError, what: str, hung: bool = False,
@@ -235,13 +239,19 @@ class Engine:
             raise errors.one_line(failure, f"the engine {what}; not restarted after {self.policy.restarts} "
                                      f"restarts within {STABLE_AFTER_S:.0f} s") from None
         began = time.monotonic()
+        # the old port stays ours (refusing) until the new client is installed: until then a
+        # reader thread's request still names it, and must not find another program there
         if old is not None:
             if hung:
-                old.kill()          # a SIGSTOPped or wedged engine ignores SIGTERM
+                old.kill(keep_port=True)          # a SIGSTOPped or wedged engine ignores SIGTERM
             else:
-                old.stop(grace_s=2.0)
-        plan, started = self._relaunch(self._plan)
-        self._install(plan, started)
+                old.stop(grace_s=2.0, keep_port=True)
+        try:
+            plan, started = self._relaunch(self._plan)
+            self._install(plan, started)
+        finally:
+            if old is not None:
+                old.release_port()
         took = time.monotonic() - began
         self.recoveries.append({"kind": failure.kind.value, "restart_s": round(took, 2)})
         verb = "killed and restarted" if hung else "restarted"

@@ -8,6 +8,7 @@ listening socket is found among its own process group's open files.
 """
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import socket
@@ -29,14 +30,47 @@ def free_port(host: str = "127.0.0.1") -> int:
 def bound_socket(host: str = "127.0.0.1") -> socket.socket:
     """A loopback TCP socket bound to a fresh port and not yet listening (the child listens once its
     model is loaded, so a probe meanwhile is refused at once instead of queueing). No SO_REUSEADDR:
-    with it, Linux would let another socket that also sets it bind the same port until we listen."""
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    with it, Linux would let another socket that also sets it bind the same port until we listen.
+    The port is bound by its number (a random free one), not as port 0: Linux keeps a port bound by
+    number after its listener is shut down (`refuse`), so a dead worker's port is refused at once
+    and stays ours while the engine's client still names it."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    low, high = _local_port_range()
+    for _ in range(64):
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.bind((host, low + secrets.randbelow(high - low + 1)))
+            return sock
+        except OSError as exc:
+            sock.close()
+            if exc.errno not in (errno.EADDRINUSE, errno.EACCES):
+                raise
+    sock = socket.socket(family, socket.SOCK_STREAM)     # a crowded range: any port (released on shutdown)
     try:
         sock.bind((host, 0))
     except OSError:
         sock.close()
         raise
     return sock
+
+
+def refuse(sock: socket.socket) -> None:
+    """Stop listening on `sock` (its worker is gone) but keep its port: connections are refused at
+    once, and no other program can bind the port until `sock` is closed."""
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:          # never listened (ENOTCONN) or closed: nothing queues on it either way
+        pass
+
+
+def _local_port_range() -> tuple[int, int]:
+    try:
+        low, high = (int(v) for v in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+        if 1024 <= low < high <= 65535:
+            return low, high
+    except (OSError, ValueError):
+        pass
+    return 49152, 65535
 
 
 def random_key() -> str:

@@ -110,19 +110,21 @@ class Supervisor:
         self._set(WorkerStatus.READY, self.spec.description or self.spec.engine)
         threading.Thread(target=self._watch_exit, name="worker-exit", daemon=True).start()
 
-    def stop(self, grace_s: float = 5.0) -> None:
-        """SIGTERM the process group, wait, SIGKILL, reap. Safe to call twice or from atexit."""
+    def stop(self, grace_s: float = 5.0, keep_port: bool = False) -> None:
+        """SIGTERM the process group, wait, SIGKILL, reap. Safe to call twice or from atexit.
+        `keep_port`: its port stays ours, refusing, until release_port() (a restart: the engine's
+        client names it until the next worker serves)."""
         self._stopping = True
         atexit.unregister(self.stop)
         was_running = self._proc is not None
         self._kill(grace_s)
-        self._release_socket()
+        self._refuse() if keep_port else self._release_socket()
         if was_running and self.status not in (WorkerStatus.FAILED, WorkerStatus.DEAD, WorkerStatus.STOPPED):
             self._set(WorkerStatus.STOPPED, "stopped")
 
-    def kill(self) -> None:
+    def kill(self, keep_port: bool = False) -> None:
         """SIGKILL the process group now: a hung (e.g. SIGSTOPped) engine never honours SIGTERM,
-        and its grace period would only make the question wait longer."""
+        and its grace period would only make the question wait longer. `keep_port`: as stop()."""
         self._stopping = True
         atexit.unregister(self.stop)
         proc = self._proc
@@ -132,7 +134,7 @@ class Supervisor:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 pass
-        self._release_socket()
+        self._refuse() if keep_port else self._release_socket()
         self.exited.set()
         if self.status not in (WorkerStatus.FAILED, WorkerStatus.DEAD, WorkerStatus.STOPPED):
             self._set(WorkerStatus.STOPPED, "killed")
@@ -224,9 +226,19 @@ class Supervisor:
                 return None
         return probe(url, timeout_s=timeout_s, api_key=self.spec.api_key)
 
+    def _refuse(self) -> None:
+        """The child has ended: its socket stops listening, so a request to the dead worker is
+        refused at once instead of queueing unanswered, but the port stays ours: the engine's
+        client still names it, and another account binding it would receive the key and the
+        next document sent there."""
+        if self.spec.listen_socket is not None:
+            ports.refuse(self.spec.listen_socket)
+
+    def release_port(self) -> None:
+        """Give the port up (no client names it any more)."""
+        self._release_socket()
+
     def _release_socket(self) -> None:
-        """Our copy of the child's socket is kept while the child runs; once it has ended, closed,
-        so a request to the dead worker is refused at once instead of queueing unanswered."""
         if self.spec.listen_socket is not None:
             self.spec.listen_socket.close()
 
@@ -255,7 +267,7 @@ class Supervisor:
                 elif misses == 0 and self.status == WorkerStatus.NOT_RESPONDING:
                     self._set(WorkerStatus.READY, "the engine answers again")
                 continue
-            self._release_socket()       # refused at once from now on, as a dead worker's port was
+            self._refuse()
             self.exited.set()
             if not self._stopping:
                 self._set(WorkerStatus.DEAD, f"engine exited with code {code}")

@@ -84,3 +84,23 @@ def test_a_full_disk_is_a_line_or_two_and_the_library_still_opens(small_disk):
         said[-1].endswith("the disk is full"), said
     listed = run(home, b"library", b"list")
     assert listed.returncode == 0 and lines(listed) == []     # what was added before stays readable
+
+
+@pytest.mark.slow
+def test_ask_about_a_latin1_file_name_answers_and_keeps_the_exchange(tmp_path):
+    # before: the answer printed, then "UnicodeEncodeError: … surrogates not allowed" (rc 1) when
+    # the exchange naming the file was stored, and the conversation lost it
+    latin1 = os.path.join(os.fsencode(tmp_path), b"contrat-r\xe9sum\xe9.pdf")
+    shutil.copy(corpus_path("contracts-en/common-paper-mnda.pdf"), latin1)
+    home = tmp_path / "home"
+    proc = run(home, b"ask", latin1, b"-q", b"Who are the parties?", b"--json")
+    assert proc.returncode == 0, proc.stderr.decode("utf-8", "replace")[-2000:]
+    answer = json.loads(proc.stdout)
+    assert all(card["doc"].endswith("contrat-r\\xe9sum\\xe9.pdf") for card in answer["evidence"]["cards"])
+    assert "Traceback" not in proc.stderr.decode("utf-8", "replace")
+    import sqlite3
+    con = sqlite3.connect(home / "data" / "library.sqlite")
+    try:
+        assert con.execute("SELECT count(*) FROM exchanges").fetchone()[0] == 1
+    finally:
+        con.close()

@@ -237,10 +237,10 @@ def verify(doc_id: int, doc: str, page: int, quote: str, pages: dict[int, str]) 
 def highlight_rects(pdf_path: str, page: int, quote: str, password: str | None = None
                     ) -> list[tuple[float, float, float, float]]:
     """Rectangles (PDF points, unrotated page space) covering the quote on that page."""
-    import pymupdf
+    from app.core.documents.pdf import authenticate, open_path    # names that are not UTF-8; such passwords
 
-    with pymupdf.open(pdf_path) as doc:
-        if doc.needs_pass and not doc.authenticate(password or ""):
+    with open_path(pdf_path) as doc:
+        if doc.needs_pass and not authenticate(doc, password or ""):
             return []
         pg = doc[page - 1]
         rects = tables.cell_rects(pg, quote) if tables.split_cell_quote(quote) else []

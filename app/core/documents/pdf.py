@@ -39,9 +39,33 @@ class RawFile:
     size: int
 
 
+_ESCAPED_BYTE = re.compile(rb"\\x([89a-f][0-9a-f])")     # only bytes that UTF-8 can leave undecoded
+
+
+def on_disk(path: str | Path) -> Path:
+    """The file `path` names. The library stores a name that is not UTF-8 with its odd bytes
+    written \\xe9 (SQLite text is UTF-8); such a stored path, opened as it reads, named no file,
+    so when it does not exist its \\xNN are read back as the name's own bytes."""
+    p = Path(path).expanduser()
+    text = str(p)
+    if "\\x" not in text or p.exists():
+        return p
+    try:
+        raw = _ESCAPED_BYTE.sub(lambda m: bytes([int(m.group(1), 16)]), text.encode("utf-8"))
+    except UnicodeEncodeError:              # already the name's bytes (lone surrogates)
+        return p
+    try:
+        raw.decode("utf-8")
+        return p          # valid UTF-8 would never have been written \\xNN: not our form, no other file
+    except UnicodeDecodeError:
+        pass
+    real = Path(os.fsdecode(raw))
+    return real if real.exists() else p
+
+
 def read_file(path: str | Path) -> RawFile:
     """Check the file and hash it, streaming (a 500 MB scan is never held in memory)."""
-    p = Path(path).expanduser().resolve()
+    p = on_disk(path).resolve()
     if p.is_dir():
         raise NotAPdf(f"{path}: is a folder, not a PDF")
     if p.exists() and not p.is_file():    # a FIFO would hang the read, /dev/zero never end it
@@ -71,6 +95,7 @@ def open_path(path: Path) -> pymupdf.Document:
     """pymupdf.open for any file name: MuPDF takes names as UTF-8, so a name that is not UTF-8
     (Latin-1 bytes, kept by Python as lone surrogates) named another file. Such a file is opened
     by its descriptor's /proc path on Linux, else read into memory."""
+    path = on_disk(path)
     try:
         str(path).encode("utf-8")
         return pymupdf.open(str(path), filetype="pdf")
@@ -97,7 +122,7 @@ def open_pdf(raw: RawFile, password: str | None = None) -> tuple[pymupdf.Documen
     if doc.needs_pass:
         if password is None:
             raise PasswordRequired(f"{name} is encrypted: give its password with --password")
-        if not _authenticate(doc, password):
+        if not authenticate(doc, password):
             raise WrongPassword(f"{name}: wrong password")
     elif _restricted(doc):
         warnings.append("restricted by its owner (printing/copying limited); text read for search only")
@@ -108,7 +133,7 @@ def open_pdf(raw: RawFile, password: str | None = None) -> tuple[pymupdf.Documen
     return doc, warnings
 
 
-def _authenticate(doc: pymupdf.Document, password: str) -> bool:
+def authenticate(doc: pymupdf.Document, password: str) -> bool:
     """MuPDF takes the password as UTF-8 text. Bytes that are not UTF-8 (a Latin-1 terminal; Python
     keeps them as lone surrogates) made it raise TypeError: they are tried as Latin-1 text, which
     is what the older PDF encryptions hash (PDFDocEncoding is close to Latin-1)."""
