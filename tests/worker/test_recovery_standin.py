@@ -1,0 +1,142 @@
+"""While vLLM starts again after a death (about a minute), a llama.cpp stand-in answers
+(app/worker/standin.py, the Engine's comeback): which model stands in, where it may run, and,
+with the real CPU vLLM engine and the real llama.cpp worker, an EngineCore killed mid-answer →
+the question answered by the stand-in before vLLM is back, then vLLM answering again."""
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from app.core.answer import qa
+from app.core.models import catalogue as models
+from app.core.plan.hardware import GpuInfo, Hardware
+from app.core.plan.types import Plan
+from app.worker import standin
+from tests.worker.test_recovery import Statuses, record_figure, small_library  # noqa: F401 (a fixture)
+
+MiB, GiB = 1 << 20, 1 << 30
+
+
+def _vllm_plan(model_id: str, util: float | None, ctx: int = 32768, devices=(0,)) -> Plan:
+    return Plan(engine="vllm", model_id=model_id, weights_format="awq", gpu_memory_utilization=util,
+                max_model_len=ctx, devices=devices)
+
+
+def _card(total_mib: int, free_mib: int, name: str = "NVIDIA H200") -> Hardware:
+    return Hardware((GpuInfo(0, name, total_mib * MiB, free_mib * MiB, (total_mib - free_mib) * MiB, (9, 0)),),
+                    64 * GiB, 48 * GiB, 16, ("avx2",))
+
+
+def test_the_same_models_gguf_stands_in_for_its_awq_copy():
+    cat = models.load_catalogue()
+    for awq, gguf in (("qwen2.5-7b-instruct-awq", "qwen2.5-7b-instruct-q4_k_m"),
+                      ("qwen2.5-14b-instruct-awq", "qwen2.5-14b-instruct-q4_k_m"),
+                      ("qwen2.5-3b-instruct-awq", "qwen2.5-3b-instruct-q4_k_m")):
+        assert standin.same_model_gguf(cat.get(awq), cat, lambda spec: True).id == gguf
+    # not on disk: no "same model"; the caller then takes the embedded one
+    assert standin.same_model_gguf(cat.get("qwen2.5-7b-instruct-awq"), cat, lambda spec: False) is None
+
+
+def test_without_the_same_models_gguf_the_embedded_model_stands_in_on_the_cpu():
+    """This machine: no GGUF of the AWQ model is downloaded, no GPU."""
+    choice = standin.choose(_vllm_plan("qwen2.5-7b-instruct-awq", 0.9),
+                            probe=lambda: Hardware((), 16 * GiB, 8 * GiB, 2, ("avx2",)))
+    assert choice.plan.engine == "llamacpp" and choice.plan.model_id == models.load_catalogue().default_id
+    assert choice.plan.n_gpu_layers == 0 and choice.plan.max_model_len <= standin.CONTEXT_CAP
+    assert "the embedded model" in choice.line and "on the CPU" in choice.line
+
+
+def test_the_stand_in_takes_the_gpu_only_beside_vllms_own_budget(monkeypatch):
+    """vLLM refuses to start again when less than utilisation × the card is free: a stand-in on
+    the GPU may only use what is left beyond that budget."""
+    monkeypatch.setattr(models, "is_available", lambda spec: True)
+    # the H200 run: vLLM sized to the need (0.0189 of 143,771 MiB = 2.7 GB): the GGUF goes on the GPU
+    big = standin.choose(_vllm_plan("qwen2.5-7b-instruct-awq", 0.0189), probe=lambda: _card(143771, 142000))
+    assert big.plan.model_id == "qwen2.5-7b-instruct-q4_k_m" and big.plan.n_gpu_layers != 0
+    assert "the GGUF of the same model" in big.line and "on the GPU" in big.line
+    # a 24 GB card at 0.92: what is left beyond vLLM's budget holds no layer: the CPU
+    small = standin.choose(_vllm_plan("qwen2.5-7b-instruct-awq", 0.92), probe=lambda: _card(24564, 24000, "RTX 4090"))
+    assert small.plan.n_gpu_layers == 0 and "on the CPU" in small.line
+
+
+# --- the real engines: vLLM (CPU build) killed mid-answer, the llama.cpp stand-in answers ----------
+
+def _enginecore(api_pid: int) -> int | None:
+    from tests.worker.test_vllm_guarantees import _enginecore
+    return _enginecore(api_pid)
+
+
+@pytest.mark.slow
+def test_real_vllm_killed_mid_answer_the_stand_in_answers_before_vllm_is_back_then_vllm_answers_again(
+        small_library, vllm_py, vllm_kernels, tmp_path, monkeypatch):  # noqa: F811 (the fixture)
+    from app.worker.engines import vllm
+    from app.worker.runtime import EngineRuntime
+    from app.worker.supervisor import Supervisor
+    from tests.worker.conftest import build_awq_smollm2, build_hf_smollm2, vllm_child_env
+    from tests.worker.test_vllm_cpu import CPU_ENV
+    monkeypatch.setattr(qa, "ANSWER_TOKENS", 16)          # short answers: the recovery is what is timed
+    monkeypatch.setenv(vllm.PYTHON_ENV, vllm_py)
+    weights = "awq" if vllm_kernels["awq"] else "float32"
+    folder = build_awq_smollm2(vllm_py) if weights == "awq" else build_hf_smollm2(vllm_py)
+    plan = Plan(engine="vllm", model_id="smollm2-test", weights_format=weights, gpu_memory_utilization=None,
+                max_model_len=2048, enforce_eager=True)
+
+    def launch(plan, _options, on_status):        # vLLM with the CPU build's settings
+        spec = vllm.launch_spec(plan, folder, "smollm2", env={**CPU_ENV, **vllm_child_env()},
+                                ready_timeout_s=600, stall_timeout_s=300)
+        sup = Supervisor(spec, log_path=tmp_path / "vllm.log", on_status=on_status)
+        sup.start()
+        return sup
+    statuses = Statuses()
+    rt = EngineRuntime(on_status=statuses, threads=2, launcher=launch)
+    rt.engine.standin = standin.choose             # the real choice and the real llama.cpp launch
+    lib, refs = small_library
+    try:
+        rt.start(plan)
+        first_pid, killed = rt.engine.pid, {}
+
+        def kill_enginecore(_text):
+            if not killed:                               # the first token streamed: SIGKILL the EngineCore
+                killed["pid"] = _enginecore(first_pid)
+                killed["at"] = time.monotonic()
+                os.kill(killed["pid"], signal.SIGKILL)
+        answer = rt.ask(lib, refs, "Who are the parties?", mode="retrieval", on_delta=kill_enginecore)
+        answered_at = time.monotonic()
+        vllm_back = rt.engine.wait_comeback(0)
+        assert killed.get("pid"), "no EngineCore found under vLLM's API server"
+        assert answer.raw or answer.text
+        assert answer.engine.name == "llamacpp", answer.engine       # the stand-in answered …
+        assert rt.engine.behind_stand_in() == plan
+        # … before vLLM was back: the bound is vLLM's own restart, measured in this run
+        assert not vllm_back, "vLLM was ready again before the stand-in answered: nothing gained here"
+        (line,) = statuses.restarts()
+        assert line.startswith("vLLM stopped; llama.cpp with the embedded model") and "(1 of 3)" in line, line
+        kill_to_answer = answered_at - killed["at"]
+
+        assert rt.engine.wait_comeback(600), "vLLM did not come back within 10 minutes"
+        standin_pid = rt.engine.pid
+        again = rt.ask(lib, refs, "How long does confidentiality last?", mode="retrieval")
+        assert again.raw or again.text
+        assert again.engine.name == "vllm" and rt.engine.behind_stand_in() is None    # switched back
+        assert rt.engine.pid != standin_pid and not _alive(standin_pid)                 # the stand-in stopped
+        assert any(state == "ready" and detail.startswith("vLLM answers again") for state, detail in statuses)
+        back = rt.engine.recoveries[-1]
+        ready_s = back["restart_s"]                       # vLLM's restart, from its death to ready
+        assert back["kind"] == "back" and kill_to_answer < ready_s
+        record_figure("vLLM EngineCore killed mid-answer, llama.cpp stand-in",
+                      kill_to_answer_s=round(kill_to_answer, 2), stand_in_ready_s=rt.engine.recoveries[0]["restart_s"],
+                      vllm_back_s=round(ready_s, 2), stand_in=rt.engine.recoveries[0].get("stand_in"),
+                      weights=weights, next_answer_engine=again.engine.name)
+    finally:
+        rt.stop()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
