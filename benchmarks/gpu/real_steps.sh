@@ -8,8 +8,13 @@
 #   l    (carry .gpu/gw/real_steps.sh)             GGUF checked, build awaited, llama.cpp asks
 #   vNN  (carry .gpu/gw/vNN ...)                   vLLM bundle part NN (00..02)
 #   vp                                             vLLM installed, GGUF → HF → AWQ
-#   v                                              vLLM asks, bare requests, EngineCore killed after question 2
-# (NOBUILD=1 for a: no llama.cpp build, when only vLLM runs)
+#   v                                              vLLM asks with bare requests (TTFT ratio); then a fresh vLLM
+#                                                  whose EngineCore is killed at question 1's first token: the
+#                                                  llama.cpp stand-in (the same model's GGUF, CUDA build from a)
+#                                                  answers it, vLLM comes back in the background (--wait-back)
+#                                                  and answers questions 2-4
+# Judge the records here afterwards (no device time): benchmarks/gpu/judge_run.py llama.jsonl vllm.jsonl
+# (NOBUILD=1 for a: no llama.cpp build; then v has no stand-in and waits for vLLM as before)
 # usage (sent checkout's root): bash .gpu/gw/real_steps.sh STEP
 T0=$(date +%s); GW=$PWD/.gpu/gw; step=$1
 export PYTHONUNBUFFERED=1 VLLM_USE_FLASHINFER_SAMPLER=0 NCCL_NVLS_ENABLE=0
@@ -70,6 +75,11 @@ vp)
   echo "AWQ made at $(( $(date +%s) - T0 )) s"; ls -la $M/qwen-coder-0.5b-awq ;;
 v)
   cd /tmp/src; grep -q qwen-coder-0.5b-awq models.toml || cat benchmarks/gpu/qwen05_real.toml >> models.toml
-  ASK_S=${ASK_S:-420} ask vllm_2docs_kill2 vllm.jsonl --bare 1 --kill-between 2 -- ask $DOCS "${QS[@]}" --json --model qwen-coder-0.5b-awq ;;
+  mkdir -p $M/qwen-coder-0.5b && ln -f $GG $M/qwen-coder-0.5b/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf   # the stand-in
+  (bash benchmarks/gpu/lcp_build.sh wait 5 && python3 -c "import llama_cpp as l; print('stand-in offload', l.llama_supports_gpu_offload())") \
+    || echo "no llama.cpp build: no stand-in, the kill waits for vLLM"
+  ASK_S=${ASK_S:-240} ask vllm_2docs_bare vllm.jsonl --bare 1 -- ask $DOCS "${QS[@]}" --json --model qwen-coder-0.5b-awq
+  ASK_S=${ASK2_S:-330} ask vllm_2docs_kill1 vllm.jsonl --kill-first-token --wait-back 240 -- \
+    ask $DOCS "${QS[@]}" --json --model qwen-coder-0.5b-awq ;;
 esac
 echo "step $step took $(( $(date +%s) - T0 )) s"
