@@ -129,7 +129,9 @@ def test_real_vllm_killed_mid_answer_the_stand_in_answers_before_vllm_is_back_th
         record_figure("vLLM EngineCore killed mid-answer, llama.cpp stand-in",
                       kill_to_answer_s=round(kill_to_answer, 2), stand_in_ready_s=rt.engine.recoveries[0]["restart_s"],
                       vllm_back_s=round(ready_s, 2), stand_in=rt.engine.recoveries[0].get("stand_in"),
-                      weights=weights, next_answer_engine=again.engine.name)
+                      weights=weights, next_answer_engine=again.engine.name,
+                      stand_in_answer_ttft_s=answer.timing.ttft_s, stand_in_answer_total_s=answer.timing.total_s,
+                      prompt_tokens=answer.usage.prompt_tokens)
     finally:
         rt.stop()
 
