@@ -62,6 +62,113 @@ def test_the_stand_in_takes_the_gpu_only_beside_vllms_own_budget(monkeypatch):
     assert small.plan.n_gpu_layers == 0 and "on the CPU" in small.line
 
 
+# --- the Engine's comeback, with fake engines: the order of things, no timing ------------------------
+
+class Comeback:
+    """An Engine whose vLLM is fake_vllm.py (its first launch dies mid-answer) and whose stand-in is
+    fake_server.py; vLLM's restart waits for `gate`, as a real one takes a minute."""
+
+    def __init__(self, tmp_path, standin_fails: bool = False):
+        import sys
+        import threading
+
+        from app.worker import errors
+        from app.worker.engine import Engine
+        from app.worker.engines import vllm
+        from app.worker.supervisor import Supervisor
+        from tests.support.fake_server import fake_spec
+        from tests.worker.test_vllm_guarantees import FAKE
+        self.gate, self.vllm_sups, self.standin_sups, self.said = threading.Event(), [], [], Statuses()
+        (tmp_path / "m").mkdir()
+        (tmp_path / "m" / "config.json").write_text("{}")
+        self.vllm_plan = _vllm_plan("fake", 0.5, 4096)
+        self.standin_plan = Plan(engine="llamacpp", model_id="stand-in", weights_format="gguf", max_model_len=2048)
+
+        def launch_vllm(plan, _options, on_status):
+            if self.vllm_sups:
+                self.gate.wait(60)                     # the restart: held until the test lets it finish
+            spec = vllm.launch_spec(plan, tmp_path / "m", "fake", entry=[sys.executable, FAKE], ready_timeout_s=30,
+                                    stall_timeout_s=15, extra_args=("--fake-die-mid-answer", str(tmp_path / "died")))
+            sup = Supervisor(spec, on_status=on_status)
+            sup.start()
+            self.vllm_sups.append(sup)
+            return sup
+
+        def launch_standin(plan, _options, on_status):
+            if standin_fails:
+                raise errors.ModelLoadFailed("llama.cpp cannot read the model: injected")
+            sup = Supervisor(fake_spec(), on_status=on_status)
+            sup.start()
+            self.standin_sups.append(sup)
+            return sup
+        choice = standin.Choice(self.standin_plan, "llama.cpp with the test's stand-in,")
+        self.engine = Engine(on_status=self.said, launcher=launch_vllm, standin=lambda plan: choice,
+                             standin_launcher=launch_standin)
+        self.engine.start(self.vllm_plan)
+
+    def ask(self):
+        from app.worker import recovery
+        messages = [{"role": "user", "content": "Who are the parties?"}]
+        return recovery.ask(self.engine, lambda cut: self.engine.chat(messages, max_tokens=16, cancel=cut))
+
+    def stop(self):
+        self.gate.set()
+        self.engine.stop()
+        for sup in self.vllm_sups + self.standin_sups:
+            sup.stop()
+
+
+@pytest.fixture
+def comeback(tmp_path):
+    made = []
+
+    def make(**kw):
+        made.append(Comeback(tmp_path, **kw))
+        return made[-1]
+    yield make
+    for c in made:
+        c.stop()
+
+
+def test_vllm_dying_mid_answer_is_answered_by_the_stand_in_then_vllm_takes_over_at_the_next_question(comeback):
+    c = comeback()
+    first = c.engine.pid
+    assert c.ask().text.startswith("echo:")                              # the stand-in's answer
+    assert c.engine.plan == c.standin_plan and c.engine.behind_stand_in() == c.vllm_plan
+    assert c.said.restarts() == ["vLLM stopped; llama.cpp with the test's stand-in, answers while vLLM restarts "
+                                 "in the background (1 of 3) and asked again"]
+    assert c.ask().text.startswith("echo:") and c.engine.plan == c.standin_plan   # vLLM not back: the stand-in
+    c.gate.set()                                                          # vLLM's restart finishes
+    assert c.engine.wait_comeback(60)
+    assert c.engine.plan == c.standin_plan                                # not before a question begins …
+    reply = c.ask()                                                       # … then vLLM answers again
+    assert c.engine.plan == c.vllm_plan and c.engine.behind_stand_in() is None
+    assert reply.text and c.engine.pid not in (first, c.standin_sups[0].pid)
+    assert not c.standin_sups[0].is_alive()                               # the stand-in stopped
+    states = [state for state, _ in c.said]
+    assert "restarting" in states and states[-1] == "ready"
+    assert c.said[-1][1].startswith("vLLM answers again")
+    assert [r["kind"] for r in c.engine.recoveries] == ["worker_died", "back"]
+
+
+def test_a_stand_in_that_does_not_start_leaves_the_question_waiting_for_vllm_as_before(comeback):
+    c = comeback(standin_fails=True)
+    c.gate.set()
+    assert c.ask().text                                                   # vLLM's second incarnation
+    assert c.engine.plan == c.vllm_plan and c.engine.behind_stand_in() is None
+    assert c.said.restarts() == ["the engine stopped; restarted it (1 of 3) and asked again"]
+
+
+def test_stopping_while_vllm_comes_back_leaves_nothing_running(comeback):
+    c = comeback()
+    c.ask()
+    c.engine.stop()                       # the app quits (or switches model) while vLLM restarts
+    c.gate.set()
+    from tests.support.waiting import wait_for
+    assert wait_for(lambda: len(c.vllm_sups) == 2, 30)
+    assert wait_for(lambda: not any(sup.is_alive() for sup in c.vllm_sups + c.standin_sups), 30)
+
+
 # --- the real engines: vLLM (CPU build) killed mid-answer, the llama.cpp stand-in answers ----------
 
 def _enginecore(api_pid: int) -> int | None:
