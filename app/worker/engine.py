@@ -261,7 +261,9 @@ class Engine:
                 old.stop(grace_s=2.0)
         if self._behind_stand_in(failure, what, began, asked_again):
             return
-        plan, started = self._relaunch(self._plan)
+        # a stand-in that died is started again by its own launcher while the engine behind it comes back
+        how = {"launcher": self.standin_launcher} if self._comeback is not None else {}
+        plan, started = self._relaunch(self._plan, **how)
         self._install(plan, started)
         took = time.monotonic() - began
         self.recoveries.append({"kind": failure.kind.value, "restart_s": round(took, 2)})

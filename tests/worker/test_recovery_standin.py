@@ -159,6 +159,19 @@ def test_a_stand_in_that_does_not_start_leaves_the_question_waiting_for_vllm_as_
     assert c.said.restarts() == ["the engine stopped; restarted it (1 of 3) and asked again"]
 
 
+def test_a_stand_in_that_dies_is_restarted_as_a_stand_in_while_vllm_still_comes_back(comeback):
+    c = comeback()
+    c.ask()
+    os.kill(c.standin_sups[0].pid, signal.SIGKILL)
+    assert c.ask().text.startswith("echo:")                              # a second stand-in answered
+    assert len(c.standin_sups) == 2 and len(c.vllm_sups) == 1            # vLLM's restart is still held
+    assert c.engine.plan == c.standin_plan and c.engine.behind_stand_in() == c.vllm_plan
+    c.gate.set()
+    assert c.engine.wait_comeback(60)
+    c.ask()
+    assert c.engine.plan == c.vllm_plan and not c.standin_sups[1].is_alive()
+
+
 def test_stopping_while_vllm_comes_back_leaves_nothing_running(comeback):
     c = comeback()
     c.ask()
