@@ -255,8 +255,10 @@ class Engine:
                                      f"restarts within {STABLE_AFTER_S:.0f} s") from None
         began = time.monotonic()
         if old is not None:
-            if hung:
-                old.kill()          # a SIGSTOPped or wedged engine ignores SIGTERM
+            if hung or (self._adapter is not None and self._adapter.slow_restart):
+                # a SIGSTOPped or wedged engine ignores SIGTERM; vLLM's API server outlives its dead
+                # EngineCore and shuts down slowly, with nothing to save
+                old.kill()
             else:
                 old.stop(grace_s=2.0)
         if self._behind_stand_in(failure, what, began, asked_again):

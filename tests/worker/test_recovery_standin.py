@@ -210,8 +210,12 @@ def test_real_vllm_killed_mid_answer_the_stand_in_answers_before_vllm_is_back_th
         sup = Supervisor(spec, log_path=tmp_path / "vllm.log", on_status=on_status)
         sup.start()
         return sup
-    statuses = Statuses()
-    rt = EngineRuntime(on_status=statuses, threads=2, launcher=launch)
+    statuses, timeline, readings = Statuses(), [], []
+
+    def said(state, detail):
+        statuses(state, detail)
+        timeline.append((time.monotonic(), state, detail[:60]))
+    rt = EngineRuntime(on_status=said, threads=2, launcher=launch)
     rt.engine.standin = standin.choose             # the real choice and the real llama.cpp launch
     lib, refs = small_library
     try:
@@ -223,7 +227,8 @@ def test_real_vllm_killed_mid_answer_the_stand_in_answers_before_vllm_is_back_th
                 killed["pid"] = _enginecore(first_pid)
                 killed["at"] = time.monotonic()
                 os.kill(killed["pid"], signal.SIGKILL)
-        answer = rt.ask(lib, refs, "Who are the parties?", mode="retrieval", on_delta=kill_enginecore)
+        answer = rt.ask(lib, refs, "Who are the parties?", mode="retrieval", on_delta=kill_enginecore,
+                        on_reading=lambda _r: readings.append(time.monotonic()))
         answered_at = time.monotonic()
         vllm_back = rt.engine.wait_comeback(0)
         assert killed.get("pid"), "no EngineCore found under vLLM's API server"
@@ -246,7 +251,21 @@ def test_real_vllm_killed_mid_answer_the_stand_in_answers_before_vllm_is_back_th
         back = rt.engine.recoveries[-1]
         ready_s = back["restart_s"]                       # vLLM's restart, from its death to ready
         assert back["kind"] == "back" and kill_to_answer < ready_s
+        # killed again between answers: the stand-in's speed is known now (measured once above)
+        os.kill(_enginecore(rt.engine.pid), signal.SIGKILL)
+        second_kill = time.monotonic()
+        third = rt.ask(lib, refs, "Which law governs it?", mode="retrieval")
+        second_kill_to_answer = time.monotonic() - second_kill
+        assert third.engine.name == "llamacpp" and rt.engine.behind_stand_in() == plan
+        line = statuses.restarts()[-1]        # "had stopped" or "stopped": whether its API server had exited yet
+        assert "llama.cpp with the embedded model" in line and "(2 of 3)" in line, line
+        assert rt.engine.wait_comeback(600)      # nothing left starting when the test stops the engine
+        after_kill = [(round(t - killed["at"], 2), state, detail) for t, state, detail in timeline if t >= killed["at"]]
+        print("\nafter the kill:", *after_kill, f"stand-in reading began at {round(readings[1] - killed['at'], 2)} s",
+              sep="\n  ")
         record_figure("vLLM EngineCore killed mid-answer, llama.cpp stand-in",
+                      stand_in_reading_began_s=round(readings[1] - killed["at"], 2),
+                      between_answers_kill_to_answer_s=round(second_kill_to_answer, 2),
                       kill_to_answer_s=round(kill_to_answer, 2), stand_in_ready_s=rt.engine.recoveries[0]["restart_s"],
                       vllm_back_s=round(ready_s, 2), stand_in=rt.engine.recoveries[0].get("stand_in"),
                       weights=weights, next_answer_engine=again.engine.name,
