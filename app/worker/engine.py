@@ -360,6 +360,9 @@ class Engine:
             return
         standin = self._supervisor
         self._install(*comeback.result)
+        back = comeback.result[1].supervisor
+        if back is not None:        # from now on its states are the engine's own, no longer "in the background"
+            back.on_status = lambda st, detail: self.status(st.name.lower(), detail)
         if standin is not None:
             standin.stop(grace_s=2.0)
         self.recoveries.append({"kind": "back", "restart_s": round(comeback.ready_s, 2)})
