@@ -9,7 +9,7 @@ second-zh), each split into a tuning and a checking half (benchmarks/retrieval.p
 per language and type, by the SHA-1 of the id), and the third set (benchmarks/eval/third.jsonl,
 written apart from this code) as a half of its own that nothing is tuned on. Constants are
 chosen on the tuning half; the checking half and the third set only confirm them. Vectors: the
-passages' and the candidate pages' sentences', cached by text in the temp folder. Per half and
+passages' and every sentence's of the questions' documents, cached by text in the temp folder. Per half and
 group (English, Chinese — all answerable questions by their language —, cross-lingual,
 definition, numeric, comparison, unanswerable):
   first             a gold page is the first card's
@@ -75,10 +75,10 @@ def _save_cache(path: Path, known: dict) -> None:
 
 
 def load_vectors(lib, questions: list[dict], ids: dict[str, int]) -> None:
-    """Passage vectors for every chunk and sentence vectors for the pages the cards choose from
-    (the questions' candidate pages: embedding every sentence of the corpus on a shared 2-core
-    machine takes hours), from caches keyed by the SHA-1 of the text, computed with the app's own
-    code (dense.embed_missing, sentence_vectors) where missing, and cached as they come."""
+    """Passage vectors for every chunk and sentence vectors for every sentence of the questions'
+    documents (as the app computes at index time), from caches keyed by the SHA-1 of the text,
+    computed with the app's own code (dense.embed_missing, sentence_vectors) where missing, and
+    cached as they come."""
     import hashlib
 
     import numpy as np
@@ -96,16 +96,13 @@ def load_vectors(lib, questions: list[dict], ids: dict[str, int]) -> None:
         known.update({key[cid]: np.frombuffer(v, dtype=np.float16) for cid, v in
                       con.execute("SELECT chunk_id, vec FROM chunk_vectors").fetchall()})
         _save_cache(retrieval.VECTOR_CACHE, known)
-    pages = {(ids[ref.label], hit.page) for q in questions
-             for ref, hit in evidence_cards.ranked_hits(lib, [DocRef(i, ids[d], d) for i, d in enumerate(q["docs"], 1)],
-                                                        q["question"])[:evidence_cards.PAGES]}
     known = _cache(SENTENCE_CACHE)
-    todo = []
-    for doc_id in sorted({d for d, _ in pages}):
+    todo, pages = [], set()
+    for doc_id in sorted(set(ids.values())):
         for page, text in sv.doc_sentences(con, lock, doc_id):
-            if (doc_id, page) in pages:
-                (todo.append((doc_id, page, text)) if sv.key(text).hex() not in known else
-                 sv._store(con, lock, doc_id, [(page, text, known[sv.key(text).hex()])]))
+            pages.add((doc_id, page))
+            (todo.append((doc_id, page, text)) if sv.key(text).hex() not in known else
+             sv._store(con, lock, doc_id, [(page, text, known[sv.key(text).hex()])]))
     model = dense._embedder()
     for start in range(0, len(todo), sv.BATCH):
         part = todo[start:start + sv.BATCH]
@@ -115,7 +112,7 @@ def load_vectors(lib, questions: list[dict], ids: dict[str, int]) -> None:
         print(f"\r  sentences {start + len(part)}/{len(todo)}", end="", flush=True)
         if start % (sv.BATCH * 25) == 0 or start + sv.BATCH >= len(todo):
             _save_cache(SENTENCE_CACHE, known)
-    print(f"\n  vectors: {len(rows)} passages, {len(pages)} candidate pages' sentences")
+    print(f"\n  vectors: {len(rows)} passages, {len(pages)} pages' sentences")
 
 
 INDEX_DOCS = ("contracts-en/common-paper-mnda.pdf", "contracts-zh/electronic-signature-law.pdf")

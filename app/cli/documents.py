@@ -29,5 +29,5 @@ def print_warnings(name: str, warnings) -> None:
 
 def doc_refs(infos, files: list[str]):
     """The documents as a question names them: numbered from 1, labelled by the path as given."""
-    from app.core.answer import qa
-    return [qa.DocRef(n, i.id, f) for n, (i, f) in enumerate(zip(infos, files), start=1)]
+    from app.service import doc_refs as numbered
+    return numbered(infos, files)

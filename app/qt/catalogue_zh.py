@@ -70,6 +70,9 @@ EXACT: dict[str, str] = {
     "the model is reading…": "模型正在阅读…", "(no passage found)": "（未找到段落）",
     "THE MODEL'S ANSWER (BEING WRITTEN, THEN CHECKED)": "模型的回答（正在撰写，随后核对）",
     "The model's summary is not backed by these passages": "模型的总结没有得到这些段落的支持",
+    "The model's review, not backed by the quotes it cites: check each point on its page "
+    "(the quotes are in the Citations panel):": "模型的审阅没有得到其引文的支持：请在相应页面核对每一点（引文见“引文”面板）：",
+    "THE MODEL'S NOTES (BEING WRITTEN, THEN CHECKED)": "模型的笔记（正在撰写，随后核对）",
     "The model's summary is not backed by these passages:": "模型的总结没有得到这些段落的支持：",
     "The document does not appear to address this question; the nearest passages:": "文档似乎没有涉及这个问题；最接近的段落：",
     "The quote shares the answer's figures and words.": "引文与回答的数字和措辞一致。",
@@ -105,6 +108,11 @@ EXACT: dict[str, str] = {
     "Close": "关闭", "yes": "是", "—": "—", "needs an NVIDIA GPU (vLLM)": "需要 NVIDIA GPU (vLLM)",
     "Reading the document…": "正在读取文档…", "evidence: the search's sentence, as printed": "证据：搜索找到的原句，与页面一致", "The engine failed to start (see the status bar).": "引擎未能启动（见状态栏）。",
     "Import a GGUF model": "导入 GGUF 模型",
+    # Qt's own file dialog: strings its shipped Chinese lacks (Qt 6 added the mnemonics)
+    "Look in:": "查找范围：", "Files of type:": "文件类型：", "Open PDF": "打开 PDF",
+    "PDF documents (*.pdf)": "PDF 文档 (*.pdf)", "GGUF models (*.gguf)": "GGUF 模型 (*.gguf)",
+    "Markdown (*.md)": "Markdown (*.md)",
+    "PDF (*.pdf)": "PDF (*.pdf)", "Export answer": "导出回答", "Export conversation": "导出对话",
     # the citation card's second check and notes
     "supports the answer": "支持回答", "does not obviously support the answer": "不能明显支持回答",
     "near-verbatim: page wording shown": "近乎逐字：显示页面原文", "table cell: row, column and value found": "表格单元格：行、列和数值均已找到",
@@ -222,6 +230,12 @@ PATTERNS: list[tuple[str, object]] = [
     (r"KV cache ≈ (\S+) at ([\d,]+) bytes/token \((fp8|fp16)\) ≈ (\S+) tokens", r"KV 缓存 ≈ \1，每词元 \2 字节（\3）≈ \4 词元"),
     (r"capped at what the document needs \((\S+)\)", r"以文档所需为上限（\1）"),
     (r"tensor parallel over (\d+) equal GPUs", r"在 \1 块相同的 GPU 上做张量并行"),
+    (r"Read (\d+) of (\d+) passages: the machine was slower than planned \(([\d.]+) tok/s measured vs "
+     r"(?:([\d.]+) planned|no speed measured before)\); the lower-ranked passages were left out so the "
+     r"answer starts on time\.",
+     lambda m: f"只读了 {m[2]} 段中的 {m[1]} 段：机器比计划的慢（实测 {m[3]} tok/s，"
+               f"{'计划 ' + m[4] if m[4] else '此前未测速'}）；排名靠后的段落被略去，以便按时开始回答。"),
+    (r"Saved (.+) in (.+)", r"已保存 \1（位于 \2）"),
     # last, for lines built of pieces no pattern above knows whole ("retrieval · first words in
     # 8.0 s · 20.1 s in all · model", a card's notes "page corrected from 3; near-verbatim …",
     # the plan "…, 8K context; reads 121 prompt tokens/s"): each piece looked up on its own

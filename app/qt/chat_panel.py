@@ -224,6 +224,10 @@ class ChatPanel(QWidget):
             anchor = f"q{len(self.entries) - 1}"
             QTimer.singleShot(0, lambda: self.transcript.scrollToAnchor(anchor))
 
+    def scroll_to_entry(self, index: int) -> None:
+        """Entry `index`'s question at the top of the transcript, once laid out."""
+        QTimer.singleShot(0, lambda: self.transcript.scrollToAnchor(f"q{index}"))
+
     # -- rendering ------------------------------------------------------------
     def render(self) -> None:
         bar = self.transcript.verticalScrollBar()
@@ -254,13 +258,17 @@ class ChatPanel(QWidget):
             parts.append(evidence_view.evidence_html(index, entry.evidence))
             parts.append(self._model_html(entry))
         elif entry.state == "done" and entry.text:
-            parts.append(markdown_html(entry.text))
-        elif entry.text:
-            parts.append(f"<p>{html.escape(entry.text).replace(chr(10), '<br>')}</p>")
+            if entry.headline == "answer":
+                parts.append(markdown_html(entry.text))
+            else:       # a review its citations do not back: greyed and labelled, never as an answer
+                parts.append(evidence_view.unchecked_review_html(entry.text))
+        elif entry.text:    # being written: not checked yet
+            parts.append(evidence_view.heading("The model's notes (being written, then checked)", "gray")
+                         + f"<p style='color:gray'>{html.escape(entry.text).replace(chr(10), '<br>')}</p>")
         elif entry.state == "streaming":
             parts.append(f"<p style='color:gray'>{html.escape(entry.status) or '…'}</p>")
         # sources only for an answer its citations back: an unbacked one must not send the reader there
-        backed = entry.evidence is None or entry.headline == "answer"
+        backed = entry.headline == "answer" and bool(entry.text.strip())     # and the text it backs is shown
         markers = " ".join(f"<a href='cite:{index}:{n}'>[{n + 1}]</a>" for n in range(len(entry.citations))
                            if backed)
         if markers:

@@ -39,9 +39,11 @@ class CitationCard(QFrame):
         self.setProperty("selected", False)
         head = QHBoxLayout()
         head.setContentsMargins(0, 0, 0, 0)
-        where = QLabel(f"<b>[{number or index + 1}]</b> {doc_label} · p. {citation.page}", objectName="citationWhere")
+        # wrapped, never wider than the panel: a long file name must not scroll the cards sideways
+        where = QLabel(f"<b>[{number or index + 1}]</b> {doc_label} · p. {citation.page}", objectName="citationWhere",
+                       wordWrap=True)
         badge = Badge.of(citation)      # what was checked, in words (citations.py)
-        self.badge = QLabel(badge.label(), objectName="badge")
+        self.badge = QLabel(badge.label(), objectName="badge", wordWrap=True)
         self.badge.setProperty("kind", "verified" if badge.verified else "unverified")
         self.badge.setToolTip("The quoted words are on this page (not yet a judgement of the answer)."
                               if badge.verified else "The quote was not found in the document: check it yourself.")
@@ -85,6 +87,7 @@ class CitationPanel(QScrollArea):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)   # cards wrap to its width
         self.setFrameShape(QFrame.Shape.NoFrame)
         self._body = QWidget(objectName="citationBody")
         self._layout = QVBoxLayout(self._body)

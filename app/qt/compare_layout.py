@@ -57,6 +57,7 @@ class SideBySide(QObject):
             half = max(win.panes.width(), int(width * DOCS_SHARE)) // 2
             win.panes.setSizes([half, half])
         else:
+            win.library_panel.setVisible(True)
             if self._library_sizes and self._library_sizes[0] > 0:
                 win.library_split.setSizes(self._library_sizes)
             win.active_pane = win.pane_a
@@ -66,6 +67,9 @@ class SideBySide(QObject):
         win = self.window
         total = sum(win.library_split.sizes()) or win.width()
         left = (self._library_sizes or [380])[0] if shown else 0
+        # hidden, not only sized 0: a splitter counts a collapsed child's minimum width, and two
+        # panes beside the answers plus the library's minimum pushed the window past the screen
+        win.library_panel.setVisible(shown)
         win.library_split.setSizes([max(left, 260) if shown else 0, total - (max(left, 260) if shown else 0)])
 
     def mark_active(self) -> None:

@@ -46,8 +46,12 @@ class Conversations:
         infos, shown = self.window.doc_infos(), self.current()
         exchanges = self.window.library.exchanges([i.id for i in infos], conversation=shown) \
             if infos and shown is not None else []
-        self.window.chat.set_history(history.entries(exchanges, infos))
-        self.window.citations.set_citations([])
+        entries = history.entries(exchanges, infos)
+        self.window.chat.set_history(entries)
+        if entries:         # the Citations panel lists the shown answer's cards and citations
+            self.window.show_entry_sources(entries[-1])
+        else:
+            self.window.citations.set_citations([])
 
     # -- the user's choices -----------------------------------------------------------
     def choose(self, conversation_id: int) -> None:

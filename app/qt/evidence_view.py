@@ -51,3 +51,13 @@ def unbacked_html(text: str) -> str:
     as the answer."""
     return (f"<p style='margin-top:8px; color:gray; font-size:small'><i>{html.escape(NOT_BACKED)}:</i></p>"
             f"<p style='color:gray; margin-left:8px'>\u201c{_text(text)}\u201d</p>")
+
+
+REVIEW_NOT_BACKED = ("The model's review, not backed by the quotes it cites: check each point on its page "
+                     "(the quotes are in the Citations panel)")
+
+
+def unchecked_review_html(text: str) -> str:
+    """A review whose citations do not back it: greyed and labelled, never shown as an answer."""
+    return (f"<p style='margin-top:8px; color:gray; font-size:small'><i>{html.escape(REVIEW_NOT_BACKED)}:</i></p>"
+            f"<div style='color:gray; margin-left:8px'>{_text(text)}</div>")

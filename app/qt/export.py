@@ -12,7 +12,10 @@ from PySide6.QtGui import QAction, QGuiApplication
 from PySide6.QtWidgets import QFileDialog
 
 from app.core.answer import export as formats
+from app.qt import interface_language
 from app.qt.errors import show_error
+
+SAVED_MS = 10_000       # how long the status bar says where an export went
 
 
 class AnswerExport:
@@ -114,6 +117,9 @@ class AnswerExport:
             show_error(self.window, exc, failed)
             return None
         self._remember_folder(target)
+        # said where it went: a save dialog closing says nothing by itself
+        self.window.statusBar().showMessage(interface_language.tr(f"Saved {saved.name} in {saved.parent}"),
+                                            SAVED_MS)
         return saved
 
     def default_path(self, suffix: str, what: str = "answer") -> Path:

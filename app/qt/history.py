@@ -14,6 +14,21 @@ def answer_json(answer) -> str:
     return json.dumps(answer.to_dict(), ensure_ascii=False)
 
 
+def is_review(answer) -> bool:
+    """A whole-document review (its mode "review in 3 parts" / "review, whole document")."""
+    return str(getattr(answer, "mode", "")).startswith("review")
+
+
+def shown_status(answer) -> tuple[str, str]:
+    """(headline, status) the window shows an answer with. A review has no evidence cards, but
+    obeys the same rule as answers: it leads only when its citations back it; otherwise it is
+    shown greyed as the model's unchecked text."""
+    if is_review(answer):
+        state = answer.state
+        return ("answer" if state == "answer" else "evidence"), state
+    return answer.headline, getattr(answer, "state", "")
+
+
 _STARTED = time.time()     # exchanges older than this were answered in an earlier session
 
 
@@ -96,9 +111,15 @@ def entries(exchanges: list, docs: list) -> list[Entry]:
         text, cut = readable_answer(str(data.get("answer", "")))
         result.append(Entry(ex.question, text, citations_from(data, docs), meta=stored_meta(data, ex, cut),
                             state="done", evidence=evidence_from(ex.question, data, docs),
-                            headline=str(data.get("headline", "answer")), shown_as=str(data.get("status", "")),
+                            headline=_stored_headline(data), shown_as=str(data.get("status", "")),
                             data=data, when=ex.created_at))
     return result
+
+
+def _stored_headline(data: dict) -> str:
+    """A stored review without a headline (kept before reviews had one) never leads."""
+    default = "evidence" if str(data.get("mode", "")).startswith("review") else "answer"
+    return str(data.get("headline", default))
 
 
 def stored_meta(data: dict, ex, cut: bool = False) -> str:

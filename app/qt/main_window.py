@@ -6,6 +6,7 @@ controller (answers), the panes (rendering) and the panels (what the user reads)
 from __future__ import annotations
 
 import json
+import logging
 import time
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.qt import context_notice, history, interface_language, templates, workers
+from app.qt.history import is_review, shown_status
 from app.qt import export as answer_export
 from app.qt import settings as gui_settings
 from app.qt.chat_panel import ChatPanel
@@ -37,6 +39,8 @@ from app.qt.start_page import StartPage
 from app.qt.status_bar import ReadingsPoller, StatusBar
 from app.qt.window_actions import build_actions
 from app.service.events import plan_summary
+
+log = logging.getLogger("pagewise.gui")
 
 
 class MainWindow(QMainWindow):
@@ -241,6 +245,7 @@ class MainWindow(QMainWindow):
         # a document opened (Ctrl+O, recent, the library's Open, a drop) is the one asked:
         # a scope chosen in the library before must not stick behind a different page
         self.library_scope = []
+        self._keep_page(pane)
         self.docs.pop(pane, None)
         self._pending.add(pane)
         pane.set_notice("")
@@ -259,6 +264,9 @@ class MainWindow(QMainWindow):
 
     def _on_indexed(self, pane: PdfPane, info) -> None:
         self.docs[pane] = info
+        page = gui_settings.page_of(self.settings, info.sha256)
+        if page > 1:            # where the reader left it
+            pane.go_to_page(page)
         self.library_panel.refresh()
         self._show_searchable_copy(pane, info)
         self._opening_done(pane)
@@ -339,8 +347,8 @@ class MainWindow(QMainWindow):
             self.chat.set_ready(True, f"Asking {names}")
 
     def _refs(self) -> list:
-        from app.core.answer.qa import DocRef
-        return [DocRef(n, info.id, info.last_path or info.path) for n, info in enumerate(self.doc_infos(), start=1)]
+        from app.service import doc_refs
+        return doc_refs(self.doc_infos())
 
     def _prepare_engine(self) -> None:
         """Documents and engine both ready: let the engine restore what it kept of them."""
@@ -428,9 +436,9 @@ class MainWindow(QMainWindow):
     def _on_answer(self, question: str, answer) -> None:
         evidence = getattr(answer, "evidence", None)
         cards = evidence.cards if evidence is not None else ()
-        self.chat.finish(answer.text, answer.citations, history.meta_line(answer), answer.headline,
-                         getattr(answer, "state", ""))
-        data = answer.to_dict()
+        headline, shown_as = shown_status(answer)
+        self.chat.finish(answer.text, answer.citations, history.meta_line(answer), headline, shown_as)
+        data = {**answer.to_dict(), "headline": headline, "status": shown_as}
         self.chat.entries[-1].data, self.chat.entries[-1].when = data, time.time()   # what an export keeps
         if evidence is not None and self.chat.entries[-1].evidence is None:
             self.chat.show_evidence(evidence)      # its own job's signal did not come first
@@ -441,7 +449,9 @@ class MainWindow(QMainWindow):
                         ids, shown, json.dumps(data, ensure_ascii=False), conversation=conv),
                     list(self._asked_ids), getattr(self, "_asked_conversation", None),
                     on_done=lambda _: self.conversations.refresh_list(), on_error=lambda exc: show_error(self, exc))
-        if answer.citations and answer.headline == "answer":
+        if is_review(answer):          # the review from its start: its heading says how far to trust it
+            self.chat.scroll_to_entry(len(self.chat.entries) - 1)
+        if answer.citations and headline == "answer":
             self.citations.activate_citation(0)      # the backed answer's first source
         elif cards:
             self.citations.activate(max(selected, 0))   # the evidence stays on screen
@@ -473,7 +483,7 @@ class MainWindow(QMainWindow):
         else:
             pane.highlight_quote(citation.page, citation.quote)
 
-    def _show_entry_sources(self, entry) -> None:
+    def show_entry_sources(self, entry) -> None:
         """The citations panel shows this transcript entry's evidence cards and citations."""
         cards = entry.evidence.cards if entry.evidence is not None else []
         if self.citations.citations() != entry.citations or \
@@ -481,12 +491,12 @@ class MainWindow(QMainWindow):
             self.citations.set_citations(entry.citations, self._labels(), cards)
 
     def _on_marker(self, entry: int, index: int) -> None:
-        self._show_entry_sources(self.chat.entries[entry])
+        self.show_entry_sources(self.chat.entries[entry])
         self.citations.activate_citation(index)
 
     def _on_evidence_clicked(self, entry: int, index: int) -> None:
         """An evidence card in the transcript: its page, its quote highlighted."""
-        self._show_entry_sources(self.chat.entries[entry])
+        self.show_entry_sources(self.chat.entries[entry])
         self.citations.activate(index)
 
     # -- drag and drop, layout ------------------------------------------------------
@@ -532,10 +542,38 @@ class MainWindow(QMainWindow):
         s.setValue("zoom", view.fit_mode() or f"{view.zoom():.3f}")
         s.sync()
 
+    def _keep_page(self, pane: PdfPane) -> None:
+        """The page this pane's document is at, to show it there again."""
+        info = self.docs.get(pane)
+        if info is not None and pane.path and pane.view.page_count():
+            gui_settings.set_page_of(self.settings, info.sha256, pane.view.current_page())
+
+    def _keep_unfinished_answer(self) -> None:
+        """The window closes mid-answer: the question and the cards already shown are stored in
+        its conversation (the model's unfinished text is not: nothing checked it)."""
+        entries = self.chat.entries
+        if not entries or entries[-1].state != "streaming" or not getattr(self, "_asked_ids", None):
+            return
+        entry = entries[-1]
+        data = {"answer": "", "citations": [], "mode": "", "not_stated": False, "headline": "evidence",
+                "status": "", "warnings": ["The window was closed before the answer was finished: "
+                                           "ask again for the model's answer."]}
+        if entry.evidence is not None:
+            data["evidence"] = entry.evidence.to_dict()
+        try:
+            self.engine.service.store_exchange(list(self._asked_ids), entry.question,
+                                               json.dumps(data, ensure_ascii=False),
+                                               conversation=getattr(self, "_asked_conversation", None))
+        except Exception as exc:  # noqa: BLE001 - closing must go on
+            log.warning("the unfinished answer was not kept: %s", exc)
+
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
         # the files opened, not what the panes show (a scan is shown from its OCR copy)
         gui_settings.set_open_documents(self.settings, [self.opened_from.get(p, p.path) for p in (self.pane_a, self.pane_b)
                                                         if p.path and (p is self.pane_a or self.compare_mode())])
+        for pane in (self.pane_a, self.pane_b):
+            self._keep_page(pane)
+        self._keep_unfinished_answer()
         self.save_layout()
         self.poller.stop()
         self.loader.shutdown()

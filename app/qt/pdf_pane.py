@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
@@ -45,7 +45,13 @@ class ElidedLabel(QLabel):
         self._elide()
 
     def _elide(self) -> None:
-        shown = self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideMiddle, max(self.width(), 40))
+        metrics, width = self.fontMetrics(), max(self.width(), 40)
+        shown = metrics.elidedText(self._full, Qt.TextElideMode.ElideMiddle, width)
+        suffix = Path(self._full).suffix
+        if suffix and shown != self._full and not shown.endswith(suffix):      # narrow: the ending kept whole
+            stem = self._full[:-len(suffix)]
+            shown = metrics.elidedText(stem, Qt.TextElideMode.ElideRight,
+                                       max(width - metrics.horizontalAdvance(suffix), 20)) + suffix
         super().setText(shown)
 
 
@@ -73,6 +79,7 @@ class PdfPane(QWidget):
         self._hit = -1
         self._search_text = ""
         self._quote_serial = 0
+        self._wanted_page = 0           # a page to show once the document is there (restored)
         self._sig_found.connect(self._on_quote_found)
         self.view = PdfView(self)
         self._search = PdfSearch(self)
@@ -160,6 +167,20 @@ class PdfPane(QWidget):
         self.page_total.setText(f"/ {len(geoms)}")
         self._reset_search()
         self.sig_opened.emit(self.path, len(geoms))
+        if self._wanted_page:
+            self.go_to_page(self._wanted_page)
+
+    def go_to_page(self, page: int) -> None:
+        """Show `page` once the document is laid out (now, or when it is shown: a document being
+        opened, or reopened from its OCR copy, shows it then)."""
+        self._wanted_page = page
+        if self.view.page_count():
+            QTimer.singleShot(0, lambda: self._go_to_wanted(page))
+
+    def _go_to_wanted(self, page: int) -> None:
+        if self._wanted_page == page and self.view.page_count():
+            self.view.go_to(page)
+            self._wanted_page = 0
 
     def _on_failed(self, renderer: PageRenderer, exc: Exception) -> None:
         if renderer is self._renderer:
@@ -167,6 +188,7 @@ class PdfPane(QWidget):
             self.sig_failed.emit(renderer.path, exc)
 
     def close_document(self, wait_s: float = 0.0) -> None:
+        self._wanted_page = 0
         if self._renderer:
             self._renderer.close(wait_s)
         self.view.clear()

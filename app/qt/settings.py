@@ -37,3 +37,17 @@ def open_documents(settings: QSettings) -> list[str]:
 
 def set_open_documents(settings: QSettings, paths: list[str]) -> None:
     settings.setValue("session/open", [str(Path(p).resolve()) for p in paths if p])
+
+
+def page_of(settings: QSettings, sha256: str) -> int:
+    """The page a document was left at (1 when never shown)."""
+    try:
+        return max(1, int(settings.value(f"pages/{sha256}", 1)))
+    except (TypeError, ValueError):
+        return 1
+
+
+def set_page_of(settings: QSettings, sha256: str, page: int) -> None:
+    """Kept by content, not path: a document moved or shown from its OCR copy keeps its page."""
+    if sha256 and page >= 1:
+        settings.setValue(f"pages/{sha256}", int(page))

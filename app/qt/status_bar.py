@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QStatusBar, QWidget
 
 from app.qt import workers
@@ -68,13 +68,47 @@ class _CpuWorkNotes(QObject):
 ACTIVITY_WIDTH = 360        # px for "reading “…”: 45% · 6 s left"
 
 
+class WholeLabel(QLabel):
+    """A short note shown whole or not at all (in its tooltip then): squeezed by a narrow
+    status bar, a note cut to its first letter ("n", "没") says nothing."""
+
+    def __init__(self, text: str = "", **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._full = ""
+        self.setText(text)
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt override
+        self._full = text
+        self._fit()
+        self.updateGeometry()
+
+    def text(self) -> str:
+        return self._full
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        """Its whole text's width: given where there is room, never asked for where there is not."""
+        return QSize(self.fontMetrics().horizontalAdvance(self._full) + 4, super().sizeHint().height())
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        return QSize(0, super().minimumSizeHint().height())
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        fits = self.fontMetrics().horizontalAdvance(self._full) <= self.width()
+        super().setText(self._full if fits else "")
+        self.setToolTip("" if fits else self._full)
+
+
 class StatusBar(QStatusBar):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.state_label = QLabel(objectName="engineState")
         self.plan_label = QLabel(objectName="planLine")
         self.plan_label.setMaximumWidth(520)
-        self.gpu_note = QLabel("", objectName="gpuNote")
+        self.gpu_note = WholeLabel("", objectName="gpuNote")
         self._gauge_box = QWidget()
         self._gauge_layout = QHBoxLayout(self._gauge_box)
         self._gauge_layout.setContentsMargins(0, 0, 0, 0)
@@ -91,7 +125,7 @@ class StatusBar(QStatusBar):
         self.paused_label.setVisible(False)
         # Labels never ask for their text's width: the window's width is the screen's to set,
         # and the lines are elided to what is left (whole in their tooltips).
-        for label in (self.activity_label, self.paused_label, self.plan_label, self.gpu_note):
+        for label in (self.activity_label, self.paused_label, self.plan_label):
             label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
             label.setMinimumWidth(24)
         self.addWidget(self.state_label)

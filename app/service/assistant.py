@@ -150,16 +150,20 @@ class Assistant:
 
     # --- evidence -------------------------------------------------------------------------------
     def evidence(self, refs, question: str, started: float | None = None):
-        """The question's evidence cards from the search alone (never behind the engine)."""
+        """The question's evidence cards from the search alone (never behind the engine). The
+        search is foreground work: background jobs wait for it, the question's answer does not."""
         from app.core.answer.evidence import find_evidence
-        return find_evidence(self.library, refs, question, started=started)
+        with cpu_work.scheduler.foreground("finding the evidence", cpu_work.Kind.EVIDENCE):
+            return find_evidence(self.library, refs, question, started=started)
 
     def warm_evidence(self, refs) -> None:
         """One evidence search over documents just opened, in their own words: the first
-        question would otherwise pay the search's one-off set-up (a segmenter's dictionary)."""
+        question would otherwise pay the search's one-off set-up (a segmenter's dictionary).
+        Not foreground work: nobody waits for it, so it cuts no background reading."""
+        from app.core.answer.evidence import find_evidence
         words = " ".join(self.library.page_text(refs[0].doc_id, 1).split())[:60]
         if words:
-            self.evidence(refs, words)
+            find_evidence(self.library, refs, words)
 
     # --- conversations --------------------------------------------------------------------------
     @property
@@ -213,15 +217,9 @@ class Assistant:
         with doc_locks.in_use(self.library, [r.doc_id for r in refs]):
             if evidence is None:
                 evidence = self.evidence(refs, question)
-            return self._answer(runtime, refs, question, mode, conversation, evidence, on_delta, on_reading,
-                                on_progress, on_writing, cancel)
-
-    def _answer(self, runtime, refs, question, mode, conversation, evidence, on_delta=None, on_reading=None,
-                on_progress=None, on_writing=None, cancel=None):
-        """The engine's answer; the caller holds the documents' locks."""
-        return runtime.ask(self.library, refs, question, mode=mode, on_delta=on_delta, cancel=cancel,
-                           conversation=conversation, on_reading=on_reading, on_progress=on_progress,
-                           evidence=evidence, on_writing=on_writing)
+            return runtime.ask(self.library, refs, question, mode=mode, on_delta=on_delta, cancel=cancel,
+                               conversation=conversation, on_reading=on_reading, on_progress=on_progress,
+                               evidence=evidence, on_writing=on_writing)
 
     def ask_series(self, given: list, questions: list[str], *, mode: str = "auto", first_evidence=None,
                    on_evidence: Callable | None = None, new_line: Callable | None = None, on_delta=None,
@@ -247,9 +245,11 @@ class Assistant:
                             evidence = self.evidence(refs, question)
                             if on_evidence:
                                 on_evidence(question, evidence, n, len(questions))
-                        answer = self._answer(self._require(), refs, question, mode, conv, evidence, on_delta,
-                                              line.reading if line else None, line.progress if line else None,
-                                              line.writing if line else None)
+                        answer = self._require().ask(self.library, refs, question, mode=mode, on_delta=on_delta,
+                                                     conversation=conv, evidence=evidence,
+                                                     on_reading=line.reading if line else None,
+                                                     on_progress=line.progress if line else None,
+                                                     on_writing=line.writing if line else None)
                     break
                 except doc_locks.DocumentGone:
                     if attempt == 2:

@@ -164,15 +164,22 @@ class ChatClient:
         return parse_metrics(data.decode("utf-8", errors="replace"))
 
     def count_tokens(self, messages: list[dict]) -> int:
-        """Exact prompt tokens after the chat template (our worker and vLLM serve /tokenize)."""
+        """Exact prompt tokens after the chat template (our worker and vLLM serve /tokenize).
+        NotImplementedError where the server cannot count (no /tokenize, or one that does not
+        count chat messages: a team server of another kind), so the caller estimates; any
+        other failure (a dead or broken engine) is raised as the engine's error."""
         conn = self._connection(60)
         try:
             resp = self._send(conn, "POST", f"{self._root}/tokenize", {"model": self.model, "messages": messages})
             reply = _json_or_none(_read_bounded(resp))
             count = reply.get("count") if isinstance(reply, dict) else None
             if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-                raise errors.ServerError(f"{self._where()}: /tokenize gave no token count")
+                raise NotImplementedError(f"{self._where()}: /tokenize gave no token count")
             return count
+        except errors.BadRequest as exc:
+            if exc.status in (404, 405):
+                raise NotImplementedError(f"{self._where()} has no /tokenize") from None
+            raise
         except (OSError, http.client.HTTPException) as exc:
             raise self._broken(exc, None) from None
         finally:

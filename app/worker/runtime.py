@@ -7,17 +7,18 @@ question pre-empt a background reading, and hands each attempt to the recovery l
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 import time
 from typing import Callable
 
 from app.core import cpu_work
-from app.core.cancel import Cancel
 from app.core.answer import prompts, qa
 from app.core.answer.conversation import Conversation
 from app.core.answer.progress import DoesNotFit, WritingClock
 from app.core.answer.reading_memory import ReadingMemory
+from app.core.answer.refs import DocRef
 from app.core.answer.values import EngineInfo
 from app.worker import protocol, recovery
 from app.worker.engine import Engine, Launcher
@@ -102,14 +103,7 @@ class EngineRuntime:
         self.engine = Engine(on_status=self._status, launcher=launcher)
         self.engine.on_installed = self.calibrate     # a stand-in's speed, so its first prompt fits the time budget
         self.memory = ReadingMemory()
-        self._lock = threading.Lock()
         self.threads = threads
-        self._waiting_lock = threading.Lock()
-        self._questions_waiting = 0
-        self._preempt = threading.Event()        # set while a question waits for or holds the engine
-        self._questions_done = threading.Event()
-        self._questions_done.set()
-        self._cuts: set[threading.Event] = set()   # the background readings' cut flags, under _waiting_lock
 
     @property
     def plan(self):
@@ -155,7 +149,7 @@ class EngineRuntime:
         return LaunchOptions(threads=self._threads(),
                              calibrate_tokens=CALIBRATION_TOKENS if measures and not known else 0)
 
-    def ask(self, library, refs: list[qa.DocRef], question: str, mode: str = "auto",
+    def ask(self, library, refs: list[DocRef], question: str, mode: str = "auto",
             on_delta=None, cancel: threading.Event | None = None,
             conversation: Conversation | None = None, on_reading=None, on_progress=None,
             evidence=None, on_writing=None) -> qa.Answer:
@@ -172,8 +166,8 @@ class EngineRuntime:
         with self._question_first():   # one question at a time per engine: the worker serialises anyway
             # a dead or hung engine is restarted (same plan, fresh port) and the question asked
             # once more; a failed request is reported as it is and restarts nothing
-            answer = recovery.ask(self.engine, lambda cut: self._ask_once(library, refs, question, mode, on_delta,
-                                                                          cut, **extra), cancel)
+            answer = recovery.ask(self.engine, functools.partial(self._ask_once, library, refs, question, mode,
+                                                                 on_delta, **extra), cancel)
             # still holding the engine: a background reading that resumes must already see
             # that this answer read the documents whole (it would read them all again)
             self.memory.record_prefill(self.speed_key(), answer.usage.read_tokens, answer.timing.ttft_s)
@@ -187,7 +181,7 @@ class EngineRuntime:
         plan = self.plan
         return EngineInfo(plan.engine.value, plan.model_id, plan.max_model_len, planner_line(plan))
 
-    def review(self, library, refs: list[qa.DocRef], template: str, on_part=None,
+    def review(self, library, refs: list[DocRef], template: str, on_part=None,
                cancel: threading.Event | None = None, **options):
         """A whole-document task (app.core.answer.review.Review): map-reduce over page groups
         when the documents do not fit, each step within a question's first-token budget at
@@ -201,7 +195,7 @@ class EngineRuntime:
                                  prefill_tps=self.memory.budget_tps(self.speed_key()),
                                  target_s=self.target_s(), **options)
 
-    def prepare(self, library, refs: list[qa.DocRef]) -> bool:
+    def prepare(self, library, refs: list[DocRef]) -> bool:
         """Warm the engine for documents just opened: when the llama.cpp worker has read them
         whole before, their KV state is on disk, and sizing the whole-document prompt
         (/tokenize) makes the worker restore it now, while the user types, instead of when
@@ -212,14 +206,11 @@ class EngineRuntime:
             return False
         if not self.memory.was_read(self.plan.model_id, [r.doc_id for r in refs]):
             return False
-        if not self._lock.acquire(blocking=False):
-            return False
-        try:
-            msgs = prompts.messages(qa.whole_context(library, refs), "", whole=True)
-            self.engine.count_tokens(msgs)
-        finally:
-            self._lock.release()
-        return True
+        with cpu_work.scheduler.engine_if_free(self.engine) as free:
+            if free:
+                msgs = prompts.messages(qa.whole_context(library, refs), "", whole=True)
+                self.engine.count_tokens(msgs)
+        return free
 
     def _ask_once(self, library, refs, question, mode, on_delta, cancel, conversation=None,
                   on_reading=None, on_progress=None, evidence=None, on_writing=None) -> qa.Answer:
@@ -301,29 +292,14 @@ class EngineRuntime:
         return tokens / result.ttft_s if tokens > 0 and result.ttft_s > 0 else None
 
     # --- background reading ---------------------------------------------------------------------
-    @contextlib.contextmanager
     def _question_first(self):
         """A question takes the engine before a background reading, and the cores before all the
-        app's background work (app.core.cpu_work): the reading is cut at its next slice (its KV
-        state so far is kept on disk), search vectors, OCR and table detection stop at their next
-        batch or page, and all of it resumes once the question is done."""
-        with self._waiting_lock:
-            self._questions_waiting += 1
-            self._preempt.set()
-            self._questions_done.clear()
-            for cut in self._cuts:             # a background reading under way stops at its next slice
-                cut.set()
-        try:
-            with cpu_work.scheduler.foreground("answering"), self._lock:
-                yield
-        finally:
-            with self._waiting_lock:
-                self._questions_waiting -= 1
-                if not self._questions_waiting:
-                    self._preempt.clear()
-                    self._questions_done.set()
+        app's background work: the scheduler (app.core.cpu_work) cuts a reading at its next slice
+        (its KV state so far is kept on disk), search vectors, OCR and table detection stop at
+        their next batch or page, and all of it resumes once the question is done."""
+        return cpu_work.scheduler.question(self.engine, "answering")
 
-    def read(self, library, refs: list[qa.DocRef], on_progress=None,
+    def read(self, library, refs: list[DocRef], on_progress=None,
              cancel: threading.Event | None = None) -> dict:
         """Read whole documents ahead of the questions and keep their KV state (the worker's
         disk store): once read, questions about them are answered whole-document at once.
@@ -343,51 +319,24 @@ class EngineRuntime:
             if cancel is not None and cancel.is_set():
                 from app.worker.errors import Cancelled
                 raise Cancelled("reading cancelled")
-            self._questions_done.wait()             # a question first
-            # one turn of the CPU scheduler per attempt: no search vectors or OCR beside it, and
-            # it is cut when a question or a more urgent job (a document being opened) waits
-            with cpu_work.scheduler.turn(READING_JOB, cancel.is_set if cancel is not None else None):
+            # one turn of the scheduler per attempt, holding the engine: no question, search
+            # vectors or OCR beside it; its `cut` is set the moment a question or more urgent
+            # work (a document being opened) waits, or the user stops it (a linked Cancel)
+            with cpu_work.scheduler.turn(READING_JOB, cancel, engine=self.engine) as unit:
                 if self.memory.was_read(model, doc_ids):   # a question read them whole: nothing left
                     break
-                with self._lock:
-                    if self._preempt.is_set():
-                        continue
-                    cut = threading.Event()
-                    with self._cut_when_asked(cut, cancel):
-                        try:
-                            self.engine.chat(msgs, max_tokens=1, cancel=cut, on_progress=on_progress,
-                                             stall_s=self.engine.adapter.reading_stall_s())
-                            break
-                        except Exception:  # noqa: BLE001 - pre-empted (or cancelled): try again after
-                            if not cut.is_set():
-                                raise
+                if unit.cut.is_set():
+                    continue
+                try:
+                    self.engine.chat(msgs, max_tokens=1, cancel=unit.cut, on_progress=on_progress,
+                                     stall_s=self.engine.adapter.reading_stall_s())
+                    break
+                except Exception:  # noqa: BLE001 - pre-empted (or cancelled): try again after
+                    if not unit.cut.is_set():
+                        raise
         seconds = time.perf_counter() - began
         self.memory.mark_read(model, doc_ids)
         return {"tokens": tokens, "seconds": round(seconds, 2), "cached": True}
-
-    @contextlib.contextmanager
-    def _cut_when_asked(self, cut: threading.Event, cancel: threading.Event | None):
-        """While a background reading runs: `cut` is set the moment a question arrives
-        (_question_first sets every reading's), the CPU scheduler has more urgent work waiting
-        (its change listener) or the user stops it (a linked Cancel; a plain Event is checked
-        at each of the scheduler's changes and when the reading ends)."""
-        def on_change(_line: str = "") -> None:
-            if cpu_work.scheduler.should_yield(READING_JOB) or (cancel is not None and cancel.is_set()):
-                cut.set()
-        with self._waiting_lock:
-            self._cuts.add(cut)
-        unsubscribe = cpu_work.scheduler.subscribe(on_change)
-        unlink = cancel.link(cut) if isinstance(cancel, Cancel) else (lambda: None)
-        try:
-            if self._preempt.is_set():
-                cut.set()
-            on_change()
-            yield
-        finally:
-            unlink()
-            unsubscribe()
-            with self._waiting_lock:
-                self._cuts.discard(cut)
 
     def metrics(self) -> dict:
         return self.engine.metrics()

@@ -9,6 +9,7 @@ import time
 import pytest
 
 from app.core import cpu_work
+from app.core.cancel import Cancel
 from app.core.search import dense
 
 needs_vectors = pytest.mark.skipif(not dense.available(), reason="no embedding model on this machine")
@@ -69,3 +70,97 @@ def test_a_turn_nests_in_its_own_thread():
     with s.turn("search vectors"):                     # both turns given back: the next job goes at once
         entered.append("next")
     assert entered == ["both", "next"]
+
+
+def test_a_more_urgent_job_cuts_the_unit_under_way_at_once():
+    s = cpu_work.Scheduler()
+    with s.turn("background reading") as unit:
+        waiter = threading.Thread(target=s.checkpoint, args=("search vectors",))
+        waiter.start()
+        assert unit.cut.wait(5)                        # told, not found by polling
+    waiter.join(timeout=5)
+    assert not waiter.is_alive()
+
+
+def test_a_question_cuts_the_reading_and_takes_the_engine_after_it():
+    s, engine = cpu_work.Scheduler(), object()
+    order: list[str] = []
+    reading_in = threading.Event()
+
+    def reading() -> None:
+        with s.turn("background reading", engine=engine) as unit:
+            reading_in.set()
+            assert unit.cut.wait(5)
+            order.append("reading cut")
+            time.sleep(0.2)                            # the slice under way ends
+            order.append("reading ends")
+    reader = threading.Thread(target=reading)
+    reader.start()
+    assert reading_in.wait(5)
+    with s.question(engine):
+        order.append("question")
+        assert s.busy()
+        with s.engine_if_free(engine) as free:         # a warm-up is skipped while a question holds it
+            assert not free
+    reader.join(timeout=5)
+    assert order == ["reading cut", "reading ends", "question"]
+    with s.engine_if_free(engine) as free:
+        assert free
+
+
+def test_one_question_at_a_time_per_engine_and_no_reading_while_one_waits():
+    s, engine = cpu_work.Scheduler(), object()
+    order: list[str] = []
+    first_in, let_go = threading.Event(), threading.Event()
+
+    def first() -> None:
+        with s.question(engine):
+            first_in.set()
+            let_go.wait(5)
+            order.append("first")
+
+    def second() -> None:
+        with s.question(engine):
+            order.append("second")
+
+    def reading() -> None:
+        with s.turn("background reading", engine=engine):
+            order.append("reading")
+    a = threading.Thread(target=first)
+    a.start()
+    assert first_in.wait(5)
+    b, r = threading.Thread(target=second), threading.Thread(target=reading)
+    b.start()
+    r.start()
+    time.sleep(0.3)
+    assert order == []                                 # both wait for the first question
+    let_go.set()
+    for t in (a, b, r):
+        t.join(timeout=5)
+    assert order == ["first", "second", "reading"]
+
+
+def test_a_stop_cuts_the_unit_through_its_linked_cancel():
+    s = cpu_work.Scheduler()
+    stop = Cancel()
+    with s.turn("background reading", stop) as unit:
+        assert not unit.cut.is_set()
+        stop.set()
+        assert unit.cut.is_set()
+    with s.turn("background reading", stop) as unit:   # already stopped: the wait ends at once
+        assert unit.cut.is_set()
+
+
+def test_evidence_pauses_background_work_and_a_question_names_the_pause():
+    s = cpu_work.Scheduler()
+    with s.foreground("finding the evidence", cpu_work.Kind.EVIDENCE):
+        job = threading.Thread(target=s.checkpoint, args=("search vectors",))
+        job.start()
+        deadline = time.monotonic() + 5
+        while not s.paused() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert s.describe() == "search vectors paused while finding the evidence"
+        with s.foreground("answering"):
+            assert s.describe() == "search vectors paused while answering"
+    job.join(timeout=5)
+    assert not job.is_alive() and s.describe() == ""

@@ -96,3 +96,40 @@ def test_an_answer_leads_only_when_its_citations_back_it(sample):
         data = unbacked.to_dict()
         assert list(data)[0] == "evidence" and data["headline"] == "evidence"
     assert _answer("unclear", None).headline == "answer"      # no cards (a review's part): as before
+
+
+def test_a_sentence_that_only_names_the_document_is_never_a_card(corpus, tmp_path):
+    from app.core.answer.evidence import cards
+    from app.core.answer.evidence.scoring import Words
+    lib = Library(tmp_path / "library.sqlite")
+    info = lib.add(corpus / "contracts-en" / "bonterms-cloud-terms-v1.0.pdf")
+    refs = [qa.DocRef(1, info.id, "bonterms-cloud-terms-v1.0.pdf")]
+    doc = cards._DocPages(lib, refs[0])
+    title = next(s.text for s in doc.sentences(1) if "Bonterms Cloud Terms" in s.text and len(s.text.split()) <= 6)
+    assert doc.only_names(Words.of(title))
+    assert not doc.only_names(Words.of("Late payments are subject to a charge of 1.5% per month"))
+    ev = find_evidence(lib, refs, "What do the Bonterms Cloud Terms say about the version of the agreement?")
+    assert ev.cards and all(c.quote != title for c in ev.cards)
+    lib.close()
+
+
+def test_over_many_documents_one_search_ranks_their_pages_against_each_other(corpus, tmp_path):
+    lib = Library(tmp_path / "library.sqlite")
+    files = sorted((corpus / "contracts-en").glob("*.pdf"))
+    refs = [qa.DocRef(i, lib.add(f).id, f.name) for i, f in enumerate(files, 1)]
+    assert len(refs) > qa.RETRIEVAL_PAGES
+    question = "How many days does the customer have to dispute an invoice?"
+    calls = []
+    search = lib.search
+    lib.search = lambda *a, **k: calls.append(k.get("doc_ids")) or search(*a, **k)
+    ranked = qa.ranked_hits(lib, refs, question)
+    assert calls == [[r.doc_id for r in refs]]          # one search, not one per document
+    scores = [h.score for _, h in ranked]
+    assert ranked and scores == sorted(scores, reverse=True)
+    assert all(ref.doc_id == h.doc_id for ref, h in ranked)
+    assert [(h.doc_id, h.page) for _, h in ranked] == \
+        [(h.doc_id, h.page) for h in search(question, doc_ids=[r.doc_id for r in refs], k=2 * qa.RETRIEVAL_PAGES)]
+    calls.clear()                                      # a comparison of two still gives each its share
+    both = qa.ranked_hits(lib, refs[:2], question)
+    assert len(calls) == 2 and {ref.doc_id for ref, _ in both} == {r.doc_id for r in refs[:2]}
+    lib.close()

@@ -59,3 +59,53 @@ def test_question_shapes_are_read_from_the_wording():
     assert shapes.fits("duration", "within thirty (30) days after receipt")
     assert shapes.fits("permission", "用人单位不得扣押劳动者的居民身份证")
     assert not shapes.fits("duration", "The parties agree as follows.")
+
+
+@needs_vectors
+def test_the_pages_of_the_closest_sentences_of_the_whole_document(corpus, lib):
+    info = lib.add(corpus / "contracts-zh" / "electronic-signature-law.pdf")
+    assert lib.sentence_pages(info.id, "What is a data message?", 3) == []     # no sentence vectors yet
+    lib.embed([info.id])
+    question = "What does this law mean by a data message?"
+    found = lib.sentence_pages(info.id, question, 3)
+    assert len(found) == 3 and len({p for p, _ in found}) == 3
+    assert [c for _, c in found] == sorted((c for _, c in found), reverse=True)
+    # the first page holds the sentence closest to the question of all the document's sentences
+    q = dense._query_vector(question)
+    best = max(sv.doc_sentences(lib._con, lib._lock, info.id),
+               key=lambda pt: float(lib.sentence_vectors(info.id, pt[0])[sv.key(pt[1])] @ q))
+    assert found[0][0] == best[0]
+
+
+@needs_vectors
+def test_a_question_in_the_other_language_also_reads_the_pages_of_its_closest_sentences(corpus, lib):
+    from app.core.answer.evidence import cards
+    info = lib.add(corpus / "contracts-zh" / "electronic-signature-law.pdf")
+    lib.embed([info.id])
+    refs = [qa.DocRef(1, info.id, "electronic-signature-law.pdf")]
+    question = "Who bears the loss when a forged electronic signature is relied on?"
+    search_pages = [h.page for _, h in qa.ranked_hits(lib, refs, question)][:cards.PAGES]
+    closest = [p for p, _ in lib.sentence_pages(info.id, question, cards.CROSS_PAGES)]
+    ev = find_evidence(lib, refs, question)
+    candidates = [h.page for _, h in ev.ranked[:cards.PAGES + cards.CROSS_PAGES]]
+    assert set(closest) | set(search_pages) == set(candidates) and len(candidates) == len(set(candidates))
+    assert any(c.page in closest for c in ev.cards)
+    # asked in the document's own language, only the search's pages are read
+    same = find_evidence(lib, refs, "电子签名人应当承担什么责任？")
+    assert {h.page for _, h in same.ranked} == {h.page for _, h in qa.ranked_hits(lib, refs, "电子签名人应当承担什么责任？")}
+
+
+def test_a_question_asking_for_a_kind_of_figure_needs_cards_holding_one():
+    from app.core.answer.evidence import addressed
+    rule = ["借款的利率不得违反国家有关规定。"]           # a clause on the topic, setting no figure
+    assert addressed.value_missing("What is the maximum interest rate a loan contract may charge?", rule)
+    assert not addressed.value_missing("What interest rate applies to late payments?",
+                                       ["Late payments are subject to a charge of 1.5% per month."])
+    assert addressed.value_missing("How large is the cache, in megabytes?", ["The cache holds 32 traces."])
+    assert not addressed.value_missing("How large is the cache, in megabytes?", ["The cache takes 16 MB."])
+    assert addressed.value_missing("What dollar figure caps the liability?",
+                                   ["Each party's liability is capped under Section 9.3."])
+    assert not addressed.value_missing("What dollar figure caps the liability?",
+                                       ["Liability is capped at $50,000."])
+    assert addressed.value_missing("设立公司法人最低要有多少注册资本？", ["设立法人，法律、行政法规规定须经有关机关批准的，依照其规定。"])
+    assert not addressed.value_missing("Who may terminate the agreement?", ["Either party may terminate."])

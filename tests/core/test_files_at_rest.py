@@ -4,13 +4,13 @@ earlier version is tightened; the PDF password need not show in `ps` (issue 15, 
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
 import pytest
 
 from tests.support.cli import run_process
 from tests.support.corpus import corpus_path
+from tests.support.private_files import loose, mode
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "resources" / "samples" / "common-paper-mnda.pdf"
@@ -21,20 +21,6 @@ def umask_022():
     old = os.umask(0o022)                     # the usual default: files 0644, folders 0755
     yield
     os.umask(old)
-
-
-def mode(path: Path) -> int:
-    return stat.S_IMODE(path.stat().st_mode)
-
-
-def loose(root: Path) -> list[str]:
-    """Everything under root (root itself excluded) that is not 0600 / 0700."""
-    out = []
-    for path in sorted(root.rglob("*")):
-        want = 0o700 if path.is_dir() else 0o600
-        if mode(path) != want:
-            out.append(f"{path.relative_to(root)} {oct(mode(path))}")
-    return out
 
 
 def pagewise(*args: str, home: Path, stdin: str | None = None, env: dict | None = None, timeout: float = 600):
@@ -79,45 +65,6 @@ def test_atomic_write_is_0600_even_over_a_looser_file(tmp_path, umask_022):
     os.chmod(target, 0o666)
     atomic_write(target, '{"a": 1}')
     assert mode(target) == 0o600 and target.read_text() == '{"a": 1}'
-
-
-def test_vllm_key_file_kept_0600_when_it_existed_looser(pagewise_home, umask_022):
-    from app.core import paths
-    from app.worker.engines.vllm import install_key
-    key = install_key()
-    path = paths.config_dir() / "vllm-api-key"
-    assert mode(path) == 0o600
-    os.chmod(path, 0o644)                    # an earlier version's file
-    assert install_key() == key and mode(path) == 0o600
-
-
-def test_kv_cache_files_are_0600_in_0700_folders(tmp_path, umask_022):
-    from app.worker.llama.kv_store import KvStore
-
-    class ByteStore(KvStore):                # the store's own file handling, a stand-in state
-        @staticmethod
-        def _write_state(ctx, path, toks):
-            from app.worker.llama.kv_store import _create_private
-            with _create_private(path) as f:
-                f.write(b"k" * 100)
-            return True
-
-    root = tmp_path / "kv"
-    root.mkdir(mode=0o755)
-    store = ByteStore(root, "model-key", min_tokens=1)
-    store.save(None, list(range(20)))
-    assert loose(root) == []
-
-    # the real state writer (mmap + fallocate) with a real llama.cpp context
-    from tests.support.llama_inproc import new_llama
-    from app.core.models.catalogue import load_catalogue, local_path
-    llm = new_llama(local_path(load_catalogue().default), n_ctx=256)
-    tokens = llm.tokenize(b"The quick brown fox jumps over the lazy dog.", add_bos=True)
-    llm.eval(tokens)
-    real = KvStore(root, "real", min_tokens=1)
-    real.save(llm._ctx.ctx, tokens)
-    assert sorted(p.suffix for p in real.dir.iterdir()) == [".kv", ".tok"]
-    assert loose(root) == []
 
 
 @pytest.mark.slow

@@ -1,13 +1,11 @@
 """QA pipeline: context building, mode choice, reply parsing, and a real llama.cpp round trip."""
 from __future__ import annotations
 
-import json
 
 import pytest
 
 from app.core.answer import prompts, qa
 from app.core.library import Library
-from app.core.models import catalogue as models
 
 
 @pytest.fixture
@@ -124,38 +122,6 @@ def test_question_language_and_templates():
     assert "中文" in zh[1]["content"] and "English" in en[1]["content"]
     assert zh[0] == en[0]            # same system prompt: follow-ups in either language share the prefix
     assert zh[1]["content"].startswith(en[1]["content"].split("\n\n")[0])
-
-
-@pytest.mark.slow
-def test_real_engine_answer_and_follow_up_reuses_the_document(lib_with):
-    from app.worker.client import ChatClient
-    from app.worker.engines import llamacpp
-    from app.worker.supervisor import Supervisor
-
-    add, lib = lib_with
-    info = add("contracts-en/common-paper-mnda.pdf")
-    refs = [qa.DocRef(1, info.id, "mnda.pdf")]
-    spec = llamacpp.launch_spec(models.local_path(models.load_catalogue().default), n_ctx=8192,
-                                threads=1, model_name="smollm2")
-    sup = Supervisor(spec)
-    sup.start()
-    try:
-        client = ChatClient(spec.base_url, spec.api_key, spec.model_name)
-        deltas = []
-        first = qa.ask(qa.Question(lib, refs, "Who are the parties?", 8192), client,
-                       qa.AskOptions(mode="whole-document"), qa.Listeners(on_delta=deltas.append))
-        assert first.mode == "whole-document" and deltas
-        data = json.loads(first.raw)                   # schema-constrained: always valid JSON
-        assert set(data) >= {"answer", "citations"}
-        for c in first.citations:
-            assert c.doc == "mnda.pdf" and 1 <= c.page <= info.page_count
-        follow = qa.ask(qa.Question(lib, refs, "How long does the agreement last?", 8192), client,
-                        qa.AskOptions(mode="whole-document"))
-        assert follow.usage.cached_tokens > 0.9 * first.usage.prompt_tokens - 40
-        print(f"\nTTFT first {first.timing.ttft_s:.2f} s, follow-up {follow.timing.ttft_s:.2f} s, "
-              f"prompt {first.usage.prompt_tokens} tokens, cached on follow-up {follow.usage.cached_tokens}")
-    finally:
-        sup.stop()
 
 
 def test_answer_schema_offers_the_context_sentences_as_quotes(lib_with):

@@ -190,53 +190,6 @@ def test_the_json_says_which_state_the_answer_is_in():
     assert json.dumps(qa.Answer("x", [], "retrieval", False, evidence=ev).to_dict())
 
 
-@pytest.mark.slow
-def test_two_questions_on_two_documents_cite_their_own_documents(corpus):
-    """Every answer of a conversation cited one sentence (the first answer's, or one p. 9 line of
-    a CSA on a GPU): a real llama.cpp child with the embedded model, one conversation over two
-    documents, a question about each; then each document in a conversation of its own on the same
-    engine. Each answer may cite only its own cards, and its citations land on its document."""
-    from app.core.models import catalogue as models
-    from app.worker.client import ChatClient
-    from app.worker.engines import llamacpp
-    from app.worker.supervisor import Supervisor
-
-    lib = Library()
-    mnda, psa = lib.add(corpus / "contracts-en/common-paper-mnda.pdf"), lib.add(corpus / PSA)
-    both = [qa.DocRef(1, mnda.id, "mnda.pdf"), qa.DocRef(2, psa.id, "psa.pdf")]
-    asks = [("How long does the MNDA term last, and how long does confidentiality last after it ends?", mnda),
-            ("How many days does the customer have to review and test a Deliverable subject to acceptance?", psa)]
-    spec = llamacpp.launch_spec(models.local_path(models.load_catalogue().default), n_ctx=8192,
-                                threads=1, model_name="smollm2")
-    sup = Supervisor(spec)
-    sup.start()
-    try:
-        client = ChatClient(spec.base_url, spec.api_key, spec.model_name)
-        options = qa.AskOptions(mode="retrieval", target_s=10, prefill_tps=200)
-        conv, cited = qa.Conversation(), []
-        for question, info in asks:
-            evidence = find_evidence(lib, both, question)
-            assert {c.doc_id for c in evidence.cards[:1]} == {info.id}     # the search found its document
-            answer = qa.ask(qa.Question(lib, both, question, 8192, conv, evidence), client, options)
-            own = {(c.doc_id, c.page, c.quote) for c in evidence.cards}
-            assert json.loads(answer.raw)["citations"] is not None
-            for c in answer.citations:
-                assert (c.doc_id, c.page, c.quote) in own, "a citation outside this question's cards"
-            assert conv.turns[-1].cards and all(p.ids for p in conv.turns[-1].passages)
-            cited.append({(c.doc_id, c.quote) for c in answer.citations})
-        assert not (cited[0] & cited[1]), "both answers cite the same sentence"
-        for question, info in asks:                 # a conversation of its own per document, same engine
-            refs = [qa.DocRef(1, info.id, "doc.pdf")]
-            evidence = find_evidence(lib, refs, question)
-            answer = qa.ask(qa.Question(lib, refs, question, 8192, qa.Conversation(), evidence), client, options)
-            assert all(c.doc_id == info.id for c in answer.citations)
-            print(f"\n{question[:40]}… → {answer.text[:80]!r} cites {[c.page for c in answer.citations]} "
-                  f"status {answer.state}")
-    finally:
-        sup.stop()
-        lib.close()
-
-
 def test_an_answer_that_quotes_a_rule_with_not_in_it_is_no_abstention():
     assert verdict.abstains("The document does not say.") and verdict.abstains("文件没有规定。")
     assert verdict.abstains("The documents do not state a rate.") and verdict.abstains("文件未提及印花税。")

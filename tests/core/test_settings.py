@@ -306,13 +306,6 @@ def test_threads_above_the_cores_are_clamped_and_said(tmp_path, asked):
     assert json.loads(shown.stdout)["settings"]["threads"] == (cores if int(asked) > 4096 else int(asked))
 
 
-def test_a_threads_flag_above_the_cores_reaches_the_worker_clamped(tmp_path, capsys):
-    from app.worker.engines import llamacpp
-    spec = llamacpp.launch_spec(tmp_path / "m.gguf", n_ctx=2048, threads=1000)
-    assert spec.argv[spec.argv.index("--threads") + 1] == str(settings.cores())
-    assert "is more than the" in capsys.readouterr().err
-
-
 def test_prompts_are_sized_by_a_speed_that_holds_while_answers_stay_near_it(tmp_path):
     """Issues 32.18, 33.6: the budget followed every answer's speed, so the same question on
     the same document got other passages after each answer and its stored prompt never matched."""

@@ -24,3 +24,30 @@ def test_long_status_lines_leave_a_1280_px_window_as_wide_as_it_was(qtbot):
     assert win.width() == 1280
     assert win.minimumSizeHint().width() <= 1280
     assert status.minimumSizeHint().width() <= 1280
+
+
+def test_a_squeezed_note_is_whole_or_gone(qtbot):
+    """The GPU note squeezed by a narrow bar is not cut to its first letter ("n", "没")."""
+    from app.qt.status_bar import StatusBar
+    win = QMainWindow()
+    qtbot.addWidget(win)
+    win.setCentralWidget(QLabel("document"))
+    status = StatusBar()
+    win.setStatusBar(status)
+    win.resize(1280, 800)
+    win.show()
+    qtbot.waitExposed(win)
+    note = "no NVIDIA GPU · CPU mode"
+    status.gpu_note.setText(note)
+    status.set_plan("no NVIDIA GPU → llama.cpp on the CPU, GGUF smollm2-135m-q4_1, 8K context " * 2)
+    status.set_activity("reading “Common Paper Cloud Service Agreement”: 45% · 6 s left " * 2)
+    qtbot.wait(50)
+    label = status.gpu_note
+    painted = QLabel.text(label)
+    assert label.text() == note and painted in (note, "")
+    assert label.fontMetrics().horizontalAdvance(painted) <= label.width(), (painted, label.width())   # never cut
+    if not painted:
+        assert label.toolTip() == note
+    status.set_plan("")
+    status.set_activity("")
+    qtbot.waitUntil(lambda: QLabel.text(label) == note, timeout=3_000)      # room again: shown whole

@@ -76,6 +76,8 @@ class Handler(BaseHTTPRequestHandler):
             print(f"ERROR fake: request failed with HTTP {srv.fail_requests}", flush=True)
             return self._send(srv.fail_requests, json.dumps(
                 {"error": {"message": f"fake failure {srv.fail_requests}", "type": "FakeError"}}).encode())
+        if not self.path.endswith("/chat/completions"):     # no /tokenize: an engine that cannot count
+            return self._send(404, b'{"error":{"message":"not found","code":404}}')
         user = [m["content"] for m in body["messages"] if m.get("role") == "user"][-1]
         text = f"echo: {user}"
         usage = {"prompt_tokens": len(user.split()), "completion_tokens": len(text.split()),

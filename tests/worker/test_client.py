@@ -129,3 +129,14 @@ def test_usage_is_counted_from_the_stream_when_the_engine_sends_none():
     client = ChatClient("http://127.0.0.1:9/v1", "k", "m")
     result = client._collect(iter(_stream("one", " two", " three", finish="stop")), time.perf_counter(), None, None)
     assert result.completion_tokens == 3 and result.prompt_tokens == 0
+
+
+def test_an_engine_without_tokenize_is_estimated_and_a_dead_one_is_a_failure(fake):
+    from app.core.answer import qa
+    client = client_for(fake.spec)
+    with pytest.raises(NotImplementedError, match="no /tokenize"):
+        client.count_tokens(PING)
+    assert qa.count_tokens(client, PING) == qa.estimate_tokens("ping") + 16
+    gone = ChatClient(f"http://127.0.0.1:{free_port()}/v1", "k", "m")
+    with pytest.raises(errors.WorkerUnavailable):        # not sized by an estimate and asked anyway
+        qa.count_tokens(gone, PING)

@@ -43,7 +43,8 @@ class ChatBackend(Protocol):
              cancel: threading.Event | None = None, on_progress: Callable[[int, int], None] | None = None,
              stall_s: float | None = None, passage_plan: dict | None = None): ...
 
-    def count_tokens(self, messages: list[dict]) -> int: ...
+    def count_tokens(self, messages: list[dict]) -> int:
+        """The prompt's tokens; NotImplementedError where the engine cannot count."""
 
 
 def whole_context(library, refs: list[DocRef]) -> str:
@@ -210,10 +211,12 @@ def is_not_stated(text: str, citations: list[Citation]) -> bool:
 
 
 def count_tokens(client, msgs: list[dict]) -> int:
-    """Exact prompt size from the engine's /tokenize when it has one, else an estimate."""
+    """Exact prompt size from the engine's /tokenize, an estimate where the engine cannot count
+    (NotImplementedError: a team server without it). Any other failure is the engine's and is
+    raised: a dead engine must not be sized by an estimate and then asked anyway."""
     try:
         return int(client.count_tokens(msgs))
-    except Exception:  # remote endpoints may lack /tokenize
+    except NotImplementedError:
         return sum(estimate_tokens(m["content"]) for m in msgs) + 16
 
 

@@ -1,7 +1,9 @@
 """The comparison table from the search alone: for each topic and each document, the best
 clause — the evidence cards' machinery (find_evidence) run per document on the topic's words,
 then the card whose clause heading names the topic preferred over one that only mentions it,
-and a definition ("“Fees” means …") ranked below the clause that uses the term."""
+a definition ("“Fees” means …") ranked below the clause that uses the term, and the sentence
+granting the topic's right ("either party may terminate") above its aftermath ("Effect of
+Termination")."""
 from __future__ import annotations
 
 import re
@@ -18,6 +20,8 @@ from app.core.compare.topics import Topic, short_question
 HEADING_BONUS = 0.8        # the card's clause heading (or its opening words) names the topic
 DEFINITION_PENALTY = 0.4   # the card is a definition of a term, not the clause itself
 MIN_SHARE = 0.1            # a best card holding less of the topic's words: "not found"
+GRANT_BONUS = 0.5          # the sentence grants the topic's right ("either party may terminate")
+AFTERMATH_PENALTY = 0.5    # the clause is about what follows ("Effect of Termination"), not the right
 _DEFINITION = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?\s*)?[“\"][^”\"]{1,60}[”\"]\s+(?:means|has the meaning|shall mean)"
                          r"|^[^，。]{1,20}是指")
 
@@ -102,7 +106,19 @@ def best_clause(topic: Topic, cards: list[EvidenceCard], heading_bonus: float | 
     usable = [c for c in cards if c.share >= floor]
     if not usable:
         return None
-    return max(usable, key=lambda c: c.score + bonus * names_topic(topic, c) - penalty * is_definition(c.quote))
+    return max(usable, key=lambda c: c.score + bonus * names_topic(topic, c) - penalty * is_definition(c.quote)
+               + GRANT_BONUS * grants(topic, c) - AFTERMATH_PENALTY * is_aftermath(topic, c))
+
+
+def grants(topic: Topic, card: EvidenceCard) -> bool:
+    """The quote grants the topic's right: the clause a reader comparing it wants."""
+    return bool(topic.grant) and re.search(topic.grant, card.quote, re.I) is not None
+
+
+def is_aftermath(topic: Topic, card: EvidenceCard) -> bool:
+    """The clause (its heading, or its opening words) is about what follows the topic: its
+    consequences, not the right itself."""
+    return bool(topic.aftermath) and re.search(topic.aftermath, f"{card.clause} {card.quote[:60]}", re.I) is not None
 
 
 def names_topic(topic: Topic, card: EvidenceCard) -> bool:

@@ -14,6 +14,8 @@ class Topic:
     search_zh: str                # … over a Chinese one
     heading: tuple[str, ...]      # words (casefolded) a heading naming the topic holds
     aliases: tuple[str, ...] = ()  # what a user may type for it
+    grant: str = ""               # a sentence granting the topic's right ("either party may terminate")
+    aftermath: str = ""           # a clause about what follows it ("Effect of Termination", "解除后")
 
     def label(self, lang: str) -> str:
         return self.zh if lang == "zh" else self.key
@@ -27,7 +29,12 @@ class Topic:
 
 TOPICS = [
     Topic("termination", "解除", "termination terminate", "解除 终止",
-          ("terminat", "term and", "解除", "终止"), ("term", "terminate", "终止", "解除合同")),
+          ("terminat", "term and", "解除", "终止"), ("term", "terminate", "终止", "解除合同"),
+          grant=r"\b(?:may|can|is entitled to|has the right to|right to)\b[^.;]{0,40}?\bterminat"
+                r"|(?:可以|有权|得)(?:随时|立即)?(?:通知[^，。]{0,10})?(?:解除|终止)",
+          aftermath=r"\b(?:effects?|consequences?) of (?:termination|expiration)|\b(?:upon|following|after)"
+                    r" (?:any |the )?(?:expiration or |effective date of )?terminat|\bsurviv"
+                    r"|(?:解除|终止)(?:的，|后)"),
     Topic("liability", "责任", "limitation of liability liable damages", "违约责任 赔偿",
           ("liabilit", "damages", "责任", "赔偿"), ("limitation of liability", "违约责任", "赔偿")),
     Topic("payment", "付款", "payment fees invoice pay", "支付 价款 报酬",

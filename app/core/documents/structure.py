@@ -109,6 +109,8 @@ def heading_of(line: str) -> Heading | None:
         return None
     level, fmt = _KINDS[m.lastindex - 1]
     number = m.group(m.lastindex)
+    if fmt == "{}" and s[:1].isalpha() and _REFERENCE.match(s[m.end():]):
+        return None     # "Section 12 (General Terms), Section 13 …": a wrapped line citing clauses
     label = fmt.format(number) if fmt else m.group(0).replace(" ", "")
     key = _key(number)
     if not fmt or fmt == "{}、":  # 第八章 → 章8, 一、 → 、1: not article 8 / 1
@@ -118,6 +120,11 @@ def heading_of(line: str) -> Heading | None:
     title = short_title(s[m.end():].strip(" .\u3000")) if titled else ""
     return Heading(label=label, level=level, title=title, key=key)
 
+
+# What follows "Section 12" when the line cites it rather than heads it: "(General Terms),",
+# "of this Agreement", "and 13", "; …" — a lower-case word or list punctuation, after an
+# optional parenthesised title.
+_REFERENCE = re.compile(r"\s*(?:\([^)]*\)\s*)?(?:[,;]|and\b|or\b|[a-z])")
 
 _TITLE = re.compile(r"^([^.。:：]{1,80})[.。:：]")
 
@@ -136,12 +143,15 @@ _PAGE_NUMBER = re.compile(
 
 
 _DIGITS = re.compile(r"\d+")
+_NOISE = " ,;:'\"‘’“”|_~`·•*"       # OCR specks read as punctuation before a line (never "13.")
 
 
 def line_key(line: str) -> str:
     """Running-line identity: spaces collapsed, casefolded, digits masked
-    ('Page 3 of 12' ≡ 'Page 4 of 12'). Lighter than normalize(): it runs on every edge line."""
-    return _DIGITS.sub("#", " ".join(line.split()).casefold())
+    ('Page 3 of 12' ≡ 'Page 4 of 12'), stray punctuation at its start dropped (OCR reads a
+    speck before a header as ", Common Paper …"). Lighter than normalize(): it runs on every
+    edge line."""
+    return _DIGITS.sub("#", " ".join(line.split()).casefold()).lstrip(_NOISE)
 
 
 def running_keys(pages: list[list[str]], edges: list[dict[int, str]] | None = None) -> set[str]:
@@ -159,6 +169,11 @@ def running_keys(pages: list[list[str]], edges: list[dict[int, str]] | None = No
         need = max(3, math.ceil(0.5 * n))
         # Clause numbers ("18.4.") often open a page: never take them for running lines.
         keys |= {k for k, c in counts.items() if c >= need and not heading_of(example[k])}
+    elif n == 2:
+        # Two pages (a short scan): a line of words at the edge of both is their running
+        # header or footer; a short line ("Yes", "the Agreement.") may repeat by chance.
+        keys |= {k for k, c in counts.items() if c == 2 and not heading_of(example[k])
+                 and len(re.findall(r"[^\W\d_]{2,}", k)) >= 3}
     keys.discard("")
     return keys
 

@@ -272,6 +272,11 @@ class Library:
         """Sentence key (sentence_vectors.key) → vector for one page; empty without them."""
         return sentence_vectors.page_vectors(self._con, self._lock, doc_id, page)
 
+    def sentence_pages(self, doc_id: int, question: str, k: int) -> list[tuple[int, float]]:
+        """(page, cosine): the k pages of the document whose sentences are closest to the
+        question (sentence_vectors.best_pages); empty without sentence vectors."""
+        return sentence_vectors.best_pages(self._con, self._lock, doc_id, question, k)
+
     # --- chat history ------------------------------------------------------------
     def add_exchange(self, doc_ids: list[int], question: str, answer_json: str,
                      conversation: int | None = None) -> int | None:

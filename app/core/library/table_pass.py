@@ -16,15 +16,18 @@ import json
 import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Callable
 
 from app.core import cpu_work
+from app.core.cancel import Cancel
 from app.core.db import transaction
 from app.core.documents import tables
 from app.core.search import fts, tokens
 
 JOB = "table detection"
+CANCEL_LOOK_S = 0.25   # how often a plain cancel callable is looked at while the child runs
 _SOURCE_ROOT = Path(__file__).resolve().parents[3]   # so `-m app…` imports this checkout
 _DDL = ("CREATE TABLE IF NOT EXISTS pending_tables ("
         " doc_id INTEGER PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE,"
@@ -88,12 +91,12 @@ def _detect(path: str, pages: list[int], cancelled) -> list[tables.Table] | None
         return [tables.Table(t["page"], tuple(t["lines"])) for t in found]
     argv = [sys.executable, "-m", "app.core.documents.table_child", path, json.dumps(pages)]
     while True:
-        with cpu_work.scheduler.turn(JOB, cancelled):
+        with cpu_work.scheduler.turn(JOB, cancelled) as unit:
             if cancelled and cancelled():
                 return None
             proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                     cwd=_SOURCE_ROOT, text=True, encoding="utf-8")
-            out = _wait(proc, cancelled)
+            out = _wait(proc, unit.cut, cancelled)
         if out is not None:
             try:
                 return [tables.Table(t["page"], tuple(t["lines"])) for t in json.loads(out or "[]")]
@@ -101,16 +104,29 @@ def _detect(path: str, pages: list[int], cancelled) -> list[tables.Table] | None
                 return []
 
 
-def _wait(proc: subprocess.Popen, cancelled) -> str | None:
-    """The child's output, or None when it was stopped for a question or more urgent work."""
-    while True:
-        try:
-            return proc.communicate(timeout=0.05)[0]
-        except subprocess.TimeoutExpired:
-            if cpu_work.scheduler.should_yield(JOB) or (cancelled and cancelled()):
-                proc.kill()
-                proc.communicate()
-                return None
+def _wait(proc: subprocess.Popen, cut: Cancel, cancelled) -> str | None:
+    """The child's output, or None when it was stopped: at once when the scheduler cuts its
+    turn (a question or more urgent work waits), or within CANCEL_LOOK_S of `cancelled()`
+    (a plain callable, so only looked at)."""
+    wake = threading.Event()
+    unlink = cut.link(wake)
+    watcher = threading.Thread(target=_stop_when_told, args=(proc, cut, wake, cancelled), daemon=True)
+    watcher.start()
+    try:
+        out = proc.communicate()[0]
+    finally:
+        unlink()
+        wake.set()
+        watcher.join()
+    return None if proc.returncode and (cut.is_set() or (cancelled and cancelled())) else out
+
+
+def _stop_when_told(proc: subprocess.Popen, cut: Cancel, wake: threading.Event, cancelled) -> None:
+    while proc.poll() is None:
+        wake.wait(CANCEL_LOOK_S if cancelled else None)
+        if proc.poll() is None and (cut.is_set() or (cancelled and cancelled())):
+            proc.kill()
+            return
 
 
 def _sha256(path: str) -> str:

@@ -182,12 +182,19 @@ def search(con: sqlite3.Connection, question: str, doc_ids: list[int] | None,
     """(chunk id, cosine similarity) best first, over chunks that have vectors."""
     import numpy as np
     ids, docs, matrix = _matrix(con, cache)
-    if doc_ids is not None:
-        keep = np.isin(docs, doc_ids)
-        ids, matrix = ids[keep], matrix[keep]
     if not len(ids):
         return []
-    scores = matrix @ _query_vector(question)
+    if doc_ids is not None:
+        keep = np.isin(docs, np.asarray(doc_ids, dtype=np.int64))
+        if 4 * int(keep.sum()) < len(keep):        # a few documents: their rows only
+            ids, matrix = ids[keep], matrix[keep]
+        else:       # most of the library: every row's score, then the kept ones (copying rows cost more)
+            ids, scores = ids[keep], (matrix @ _query_vector(question))[keep]
+            matrix = None
+    if not len(ids):
+        return []
+    if matrix is not None:
+        scores = matrix @ _query_vector(question)
     if len(scores) > limit:   # the best `limit` only (a full sort of 55,000 took 5 ms a search)
         top = np.argpartition(-scores, limit - 1)[:limit]
         order = top[np.lexsort((top, -scores[top]))]

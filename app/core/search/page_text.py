@@ -20,7 +20,7 @@ class PageText:
         self._raw: dict[int, str] = {}
         step = max(1, count // SAMPLE_PAGES)
         sample = [self.raw(p).splitlines() for p in range(1, count + 1, step)]
-        self.running = running_keys(sample) if len(sample) >= 3 else set()
+        self.running = running_keys(sample)
 
     def raw(self, page: int) -> str:
         """The page as stored (what quotes are checked against), read once."""

@@ -114,6 +114,28 @@ def page_vectors(con: sqlite3.Connection, lock, doc_id: int, page: int) -> dict[
     return {bytes(k): np.frombuffer(v, dtype=np.float16).astype(np.float32) for k, v in rows}
 
 
+def best_pages(con: sqlite3.Connection, lock, doc_id: int, question: str, k: int) -> list[tuple[int, float]]:
+    """(page, cosine) of the document's k pages holding the sentences closest to the question
+    of all its sentences, best first: the pages a question in the other language is about,
+    where the search's passages share no word with it (empty without sentence vectors)."""
+    import numpy as np
+    with lock:
+        rows = con.execute("SELECT page, vec FROM sentence_vectors WHERE doc_id = ? AND model = ?",
+                           (doc_id, dense.MODEL)).fetchall()
+    if not rows or k <= 0:
+        return []
+    matrix = np.frombuffer(b"".join(v for _, v in rows), dtype=np.float16).reshape(len(rows), -1)
+    scores = matrix.astype(np.float32) @ dense._query_vector(question)
+    best: dict[int, float] = {}
+    for i in np.argsort(-scores, kind="stable"):
+        page = rows[i][0]
+        if page not in best:
+            best[page] = float(scores[i])
+            if len(best) == k:
+                break
+    return list(best.items())
+
+
 def similarity(question: str, vectors: list) -> list[float | None]:
     """Cosine of each vector (None: none stored) with the question's query vector."""
     import numpy as np

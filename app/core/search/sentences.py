@@ -38,11 +38,29 @@ def clause_name(line: str) -> str:
     return f"{label} {h.title}".strip() if h.title else label
 
 
+_SUB_LABELS = re.compile(r"(?:\([^)]*\)|（[^）]*）)+$")
+
+
+def clause_after(clause: str, line: str) -> str:
+    """The clause in force from `line` on: a clause heading names it; a sub-item ("(a)",
+    "（一）") is named within the clause it sits in ("Section 14.1(a) Subscription Terms"),
+    never alone; "" when the line heads nothing."""
+    h = heading_of(line)
+    if h is None:
+        return ""
+    if h.level < 3 or not clause:
+        return clause_name(line)
+    words = clause.split(" ")
+    n = 2 if words[0] in ("Section", "Article") and len(words) > 1 else 1
+    number = _SUB_LABELS.sub("", " ".join(words[:n])) + h.label
+    return " ".join([number] + words[n:])
+
+
 def _blocks(page_text: str, clause: str) -> list[tuple[str, str, str]]:
     """(clause, heading line's start or "", text) per block of lines under one heading."""
     blocks, lines, head = [], [], ""
     for line in join_hyphenation(page_text).splitlines():
-        name = clause_name(line)
+        name = clause_after(clause, line)
         if name and line.strip():
             if lines:
                 blocks.append((clause, head, _join(lines)))
@@ -99,5 +117,5 @@ def last_clause(page_text: str) -> str:
     """The last clause heading on a page ("" when it has none): in force on the next page."""
     found = ""
     for line in page_text.splitlines():
-        found = clause_name(line) or found
+        found = clause_after(found, line) or found
     return found
