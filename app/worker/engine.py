@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, TypeVar
 
 from app.core import paths
@@ -52,11 +52,29 @@ class _Started:
     client: ChatClient
 
 
+@dataclass
+class _Comeback:
+    """A slow engine starting again in the background while a stand-in answers."""
+    plan: Plan
+    began: float
+    done: threading.Event = field(default_factory=threading.Event)
+    result: tuple[Plan, _Started] | None = None
+    error: Exception | None = None
+    ready_s: float = 0.0
+
+
 class Engine:
     def __init__(self, on_status: StatusCallback | None = None, launcher: Launcher | None = None,
-                 policy: RestartPolicy | None = None):
+                 policy: RestartPolicy | None = None, standin: Callable[[Plan], object] | None = None,
+                 standin_launcher: Launcher | None = None):
         self.on_status = on_status
         self.launcher = launcher or launch_process
+        # Who answers while a slow engine (vLLM) starts again: standin(plan) → app.worker.standin.Choice
+        # or None. The real launch has one; an injected launcher (a test's fake engine) only if given.
+        self.standin = standin if standin is not None or launcher is not None else _choose_stand_in
+        self.standin_launcher = standin_launcher or launch_process
+        self.on_installed: Callable[[], None] | None = None   # after a stand-in or the engine behind it took over
+        self._comeback: _Comeback | None = None
         self.policy = policy or RestartPolicy(RESTART_LIMIT, STABLE_AFTER_S)
         self.recoveries: list[dict] = []    # {"kind", "restart_s"} per restart, for the log and figures
         self._plan: Plan | None = None
@@ -112,15 +130,16 @@ class Engine:
         self._install(plan, started)
         return plan
 
-    def launch(self, plan: Plan) -> _Started:
+    def launch(self, plan: Plan, launcher: Launcher | None = None, on_status: StatusCallback | None = None
+               ) -> _Started:
         """One launch of `plan` (the downgrade switch's start function): a child process and its
         client, or a connection to a remote endpoint."""
         adapter = adapter_for(plan.engine)
         if not adapter.runs_locally:
             return _Started(None, adapter.connect(plan))
-        self.status("launching", f"{plan.engine.value} with {plan.model_id}")
-        sup = self.launcher(plan, self._options_for(plan),
-                            lambda st, detail: self.status(st.name.lower(), detail))
+        say = on_status or self.status
+        say("launching", f"{plan.engine.value} with {plan.model_id}")
+        sup = (launcher or self.launcher)(plan, self._options_for(plan), lambda st, detail: say(st.name.lower(), detail))
         if self._stopped.is_set():       # stop() came while it started: do not leave it running
             sup.stop()
             raise errors.Cancelled("the engine was stopped")
@@ -128,12 +147,12 @@ class Engine:
         adapter.warm(client)        # vLLM: its structured-output path, before the first question
         return _Started(sup, client)
 
-    def _launch_on_free_port(self, plan: Plan) -> _Started:
+    def _launch_on_free_port(self, plan: Plan, **how) -> _Started:
         """Launch `plan`; a port taken by another program between picking and binding only costs a
         fresh port (PORT_RACES of them), never a downgrade."""
         for race in range(PORT_RACES):
             try:
-                return self.launch(plan)
+                return self.launch(plan, **how)
             except errors.PortInUse:
                 if race == PORT_RACES - 1:
                     raise
@@ -242,12 +261,18 @@ class Engine:
         # the old port stays ours (refusing) until the new client is installed: until then a
         # reader thread's request still names it, and must not find another program there
         if old is not None:
-            if hung:
-                old.kill(keep_port=True)          # a SIGSTOPped or wedged engine ignores SIGTERM
+            if hung or (self._adapter is not None and self._adapter.slow_restart):
+                # a SIGSTOPped or wedged engine ignores SIGTERM; vLLM's API server outlives its dead
+                # EngineCore and shuts down slowly, with nothing to save
+                old.kill(keep_port=True)
             else:
                 old.stop(grace_s=2.0, keep_port=True)
         try:
-            plan, started = self._relaunch(self._plan)
+            if self._behind_stand_in(failure, what, began, asked_again):
+                return
+            # a stand-in that died is started again by its own launcher while the engine behind it comes back
+            how = {"launcher": self.standin_launcher} if self._comeback is not None else {}
+            plan, started = self._relaunch(self._plan, **how)
             self._install(plan, started)
         finally:
             if old is not None:
@@ -259,10 +284,10 @@ class Engine:
                                  + (" and asked again" if asked_again else ""))
         log.info("engine restarted in %.1f s after %s: %s", took, failure.kind.value, failure)
 
-    def _relaunch(self, plan: Plan) -> tuple[Plan, _Started]:
+    def _relaunch(self, plan: Plan, **how) -> tuple[Plan, _Started]:
         while True:
             try:
-                return plan, self._launch_on_free_port(plan)
+                return plan, self._launch_on_free_port(plan, **how)
             except errors.PortInUse:
                 raise
             except errors.StartError as exc:
@@ -272,13 +297,119 @@ class Engine:
                     raise
                 return self._switch.on_runtime_failure(plan, exc)   # e.g. VRAM taken meanwhile
 
+    # --- a stand-in while a slow engine comes back ----------------------------------------------
+    def _behind_stand_in(self, failure: errors.WorkerError, what: str, began: float, asked_again: bool) -> bool:
+        """For an engine slow to start (vLLM, about a minute): start it again in the background and
+        answer meanwhile with the llama.cpp stand-in (seconds to load). False when there is none
+        (no stand-in set, a fast engine, no GGUF model here): the caller restarts as before."""
+        if self.standin is None or self._comeback is not None or not self._adapter or not self._adapter.slow_restart:
+            return False
+        slow = self._plan
+        try:
+            choice = self.standin(slow)
+        except Exception as exc:  # noqa: BLE001 - choosing a stand-in must never cost the restart itself
+            log.warning("no stand-in: %s", exc)
+            choice = None
+        if choice is None:
+            return False
+        comeback = self._comeback = _Comeback(slow, began)
+        threading.Thread(target=self._come_back, args=(comeback,), name="engine-comeback", daemon=True).start()
+        name = slow.engine.label
+        try:
+            started = self._launch_on_free_port(choice.plan, launcher=self.standin_launcher)
+        except errors.WorkerError as exc:       # the old way: wait for the engine itself
+            log.warning("the stand-in did not start (%s); waiting for %s", exc, name)
+            comeback.done.wait()
+            self._comeback = None
+            if comeback.error is not None:
+                raise comeback.error
+            self._install(*comeback.result)
+            self.recoveries.append({"kind": failure.kind.value, "restart_s": round(comeback.ready_s, 2)})
+            self.status("restarted", f"the engine {what}; restarted it ({self.policy.count()})"
+                                     + (" and asked again" if asked_again else ""))
+            return True
+        self._install(choice.plan, started)
+        took = time.monotonic() - began
+        self.recoveries.append({"kind": failure.kind.value, "restart_s": round(took, 2),
+                                "stand_in": choice.plan.model_id})
+        self.status("restarted", f"{name} {what}; {choice.line} answers while {name} restarts in the background "
+                                 f"({self.policy.count()})" + (" and asked again" if asked_again else ""))
+        log.info("stand-in %s ready %.1f s after %s: %s", choice.plan.model_id, took, failure.kind.value, failure)
+        if self.on_installed:
+            self.on_installed()
+        return True
+
+    def _come_back(self, comeback: _Comeback) -> None:
+        """The slow engine's restart, in the background; its progress said as "restarting"."""
+        name = comeback.plan.engine.label
+
+        def say(state: str, detail: str) -> None:
+            self.status("restarting", f"{name} in the background: {state} ({detail})")
+        try:
+            comeback.result = self._relaunch(comeback.plan, on_status=say)
+        except Exception as exc:  # noqa: BLE001 - kept for settle(): the stand-in goes on answering
+            comeback.error = exc
+        comeback.ready_s = time.monotonic() - comeback.began
+        comeback.done.set()          # before the check below: stop() either sees it done or is seen here
+        if comeback is not self._comeback and comeback.result is not None:    # stopped meanwhile
+            _quietly_stop(comeback.result[1])
+        elif comeback.result is not None:
+            self.status("restarting", f"{name} is ready again {comeback.ready_s:.0f} s after it stopped; "
+                                      "the next question goes to it")
+
+    def settle(self) -> None:
+        """Between questions: once the engine behind a stand-in is ready, it answers again and the
+        stand-in stops (never mid-answer: a question's prompt was sized for the engine it began on)."""
+        comeback = self._comeback
+        if comeback is None or not comeback.done.is_set():
+            return
+        self._comeback = None
+        name = comeback.plan.engine.label
+        if comeback.error is not None:
+            self.status("failed", f"{name} did not start again ({comeback.error}); the stand-in goes on answering")
+            return
+        standin = self._supervisor
+        self._install(*comeback.result)
+        back = comeback.result[1].supervisor
+        if back is not None:        # from now on its states are the engine's own, no longer "in the background"
+            back.on_status = lambda st, detail: self.status(st.name.lower(), detail)
+        if standin is not None:
+            standin.stop(grace_s=2.0)
+        self.recoveries.append({"kind": "back", "restart_s": round(comeback.ready_s, 2)})
+        self.status("ready", f"{name} answers again (ready {comeback.ready_s:.0f} s after it stopped); "
+                             "the stand-in stopped")
+        if self.on_installed:
+            self.on_installed()
+
+    def behind_stand_in(self) -> Plan | None:
+        """The slow engine's plan while a stand-in answers for it (None otherwise)."""
+        return self._comeback.plan if self._comeback is not None else None
+
+    def wait_comeback(self, seconds: float) -> bool:
+        """Wait until the engine behind a stand-in is ready (or failed); True if it is done."""
+        comeback = self._comeback
+        return comeback is None or comeback.done.wait(seconds)
+
     # --- stop -----------------------------------------------------------------------------------
     def stop(self) -> None:
         """Stop the engine (idempotent); a restart under way does not leave one running after it."""
         self._stopped.set()
+        comeback, self._comeback = self._comeback, None
         sup, self._supervisor, self._client = self._supervisor, None, None
         if sup is not None:
             sup.stop()
+        if comeback is not None and comeback.done.is_set() and comeback.result is not None:
+            _quietly_stop(comeback.result[1])      # still starting: it stops itself once started
+
+
+def _quietly_stop(started: _Started) -> None:
+    if started.supervisor is not None:
+        started.supervisor.stop()
+
+
+def _choose_stand_in(plan: Plan):
+    from app.worker import standin
+    return standin.choose(plan)
 
 
 def _catalogue_penalty(plan: Plan) -> float:

@@ -5,7 +5,10 @@ answers, nothing answers, a stall past the client's deadline) makes the Engine r
 plan on a fresh port within its restart budget, and the question is asked once more. A failed
 request (HTTP 4xx/5xx from an engine that still runs) is reported as one line and restarts
 nothing. Only when the same plan no longer starts does the downgrade ladder step in (the
-Engine's business); a port race never lowers it. This module only reads the Engine's public API.
+Engine's business); a port race never lowers it. An engine slow to start (vLLM) comes back in
+the background while a llama.cpp stand-in answers (the Engine's, app/worker/standin.py), and
+takes over again at the start of the next question once it is ready. This module only reads the
+Engine's public API.
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ DEATH_GRACE_S = 0.5      # after a 5xx: vLLM answers 500 as its EngineCore dies,
 def ask(engine, ask_once: Callable[[threading.Event], T], cancel: threading.Event | None = None) -> T:
     """`ask_once(cut)` asks once; `cut` is set on the user's cancel or when the engine exits,
     so a pending stream ends at once instead of waiting for a read timeout."""
+    engine.settle()              # a slow engine back behind its stand-in takes over between questions
     if engine.ended():                                      # it died between answers
         engine.restart(errors.WorkerDied(f"the engine had stopped ({engine.exit_status()})"), "had stopped",
                        asked_again=False)

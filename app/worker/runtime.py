@@ -101,6 +101,7 @@ class EngineRuntime:
         self.on_status = on_status
         self._settings = settings or _saved_settings
         self.engine = Engine(on_status=self._status, launcher=launcher)
+        self.engine.on_installed = self.calibrate     # a stand-in's speed, so its first prompt fits the time budget
         self.memory = ReadingMemory()
         self.threads = threads
 

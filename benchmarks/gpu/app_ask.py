@@ -206,15 +206,18 @@ def _kill_engine(runtime, record: dict, when: str) -> None:
     record.setdefault("kills", []).append(entry)
 
 
-def kills(record: dict, first_token: bool, between: int | None) -> None:
+def kills(record: dict, first_token: bool, between: int | None, wait_back: float = 0.0) -> None:
     """The engine killed at the first token of the first question (--kill-first-token), and/or
     right after question N's answer, before N+1 is asked (--kill-between N); each question's
-    start and end kept (record["asked"]), so kill → next answer is the time to recover."""
+    start and end kept (record["asked"]), so kill → next answer is the time to recover, and the
+    engine that answered it (record["answered_by"]: a llama.cpp stand-in while vLLM restarts).
+    --wait-back S: after the first answer given by a stand-in, wait up to S seconds for vLLM to be
+    ready again (record["comeback"]), so the next question shows the switch back."""
     from app.worker.client import ChatClient
     from app.worker.runtime import EngineRuntime
     real_chat, real_ask = ChatClient.chat, EngineRuntime.ask
     state = {"rt": None, "fired": False}
-    record["asked"] = []
+    record["asked"], record["answered_by"] = [], []
 
     def chat(self, messages, json_schema=None, max_tokens=512, on_delta=None, **kw):
         question = json_schema is not None and max_tokens > 8
@@ -234,12 +237,19 @@ def kills(record: dict, first_token: bool, between: int | None) -> None:
         state["rt"] = self
         t0 = time.time()
         try:
-            return real_ask(self, *args, **kw)
+            answer = real_ask(self, *args, **kw)
+            record["answered_by"].append(getattr(answer.engine, "name", None))
+            return answer
         finally:
             record["asked"].append([round(t0, 3), round(time.time(), 3)])
             if between is not None and len(record["asked"]) == between:
                 _kill_engine(self, record, f"after question {between}")
                 time.sleep(1.0)      # as a user would: the next question comes a moment later
+            elif wait_back and "comeback" not in record and self.engine.behind_stand_in() is not None:
+                began = time.time()
+                ready = self.engine.wait_comeback(wait_back)
+                record["comeback"] = {"ready": ready, "waited_s": round(time.time() - began, 1),
+                                      "t": round(time.time(), 3)}
     ChatClient.chat, EngineRuntime.ask = chat, ask
 
 
@@ -259,6 +269,8 @@ def main() -> int:
                     help="SIGKILL the engine (vLLM: its EngineCore) at the first question's first token")
     ap.add_argument("--kill-between", type=int, default=None,
                     help="SIGKILL the engine (vLLM: its EngineCore) after question N is answered")
+    ap.add_argument("--wait-back", type=float, default=0.0,
+                    help="after a stand-in's first answer, wait up to this many seconds for vLLM to be back")
     ap.add_argument("rest", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     argv = a.rest[1:] if a.rest[:1] == ["--"] else a.rest
@@ -287,13 +299,13 @@ def main() -> int:
             record["ready_s"] = round(time.time() - t_launch["t"], 1)
         return real_status(self, state, detail)
 
-    def start(self):
+    def start(self, *args, **kw):
         sampler.runtime = None
-        real_start(self)
+        real_start(self, *args, **kw)
         record["plan"] = {k: getattr(self.plan, k) for k in ("engine", "model_id", "gpu_memory_utilization",
                                                              "max_model_len", "n_gpu_layers", "kv_tokens")}
         record["plan"]["reasons"] = list(self.plan.reasons)
-        spec = getattr(self.engine, "spec", None)
+        spec = getattr(getattr(self.engine, "_supervisor", None), "spec", None)     # what was launched
         record["worker_argv"] = list(spec.argv)[2:] if spec else []
         sampler.runtime = self
 
@@ -301,7 +313,7 @@ def main() -> int:
     if a.bare or a.kill_enginecore is not None:
         bare_and_kill(record, a.bare, a.kill_enginecore)
     if a.kill_first_token or a.kill_between is not None:
-        kills(record, a.kill_first_token, a.kill_between)
+        kills(record, a.kill_first_token, a.kill_between, a.wait_back)
     sampler.start()
     out = io.StringIO()
     t0 = time.time()
@@ -344,7 +356,8 @@ def main() -> int:
     short["ttft_s"], short["usage"] = t.get("ttft_s"), u
     short["gauge"] = record["gauge"] and {k: record["gauge"][k] for k in ("vram", "kv_usage", "kv_cells")}
     short["error"] = ans.get("error")
-    for key in ("app_ttft", "bare_same", "bare_salted", "killed", "kills", "asked", "recoveries"):
+    for key in ("app_ttft", "bare_same", "bare_salted", "killed", "kills", "asked", "answered_by", "comeback",
+                "recoveries"):
         if key in record:
             short[key] = record[key]
     if isinstance(ans.get("answers"), list):

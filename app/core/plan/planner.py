@@ -82,7 +82,8 @@ def explain(plan: Plan) -> str:
     if plan.engine is EngineName.REMOTE:
         return f"remote: {plan.base_url} → model {plan.model_id}, {ctx}"
     if plan.engine is EngineName.VLLM:
-        extras = [f"util {plan.gpu_memory_utilization:.2f}", ctx]
+        util = plan.gpu_memory_utilization         # None: vLLM's CPU build (tests), no GPU budget
+        extras = ([f"util {util:.2f}"] if util is not None else []) + [ctx]
         extras += ["fp8 KV cache"] * (plan.kv_cache_dtype == "fp8")
         extras += ["eager (no CUDA graphs)"] * plan.enforce_eager
         extras += [f"tensor parallel {plan.tensor_parallel}"] * (plan.tensor_parallel > 1)

@@ -55,6 +55,7 @@ class EngineAdapter:
     restores_kv = False         # keeps documents' KV state on disk and restores it on /tokenize
     measures_at_start = False   # measures its own prefill speed right after start (--calibrate-tokens)
     runs_locally = True         # a child process of ours (remote: a team's server)
+    slow_restart = False        # a restart takes long enough that a llama.cpp stand-in answers meanwhile
     FIXED_STALL_S = 60.0        # for engines that stream while reading: this long silent = hung
 
     def launch_spec(self, plan: Plan, model_path: Path, options: LaunchOptions) -> LaunchSpec:

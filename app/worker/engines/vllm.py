@@ -272,6 +272,7 @@ def launch_spec(plan: Plan, model_path: Path, served_name: str, *, host: str = "
 class VllmAdapter(EngineAdapter):
     """vLLM's own OpenAI server, asked through VllmChatClient."""
     name = EngineName.VLLM
+    slow_restart = True     # about a minute to come back (63 s on the H200): app/worker/standin.py
 
     def launch_spec(self, plan: Plan, model_path: Path, options: LaunchOptions) -> LaunchSpec:
         return launch_spec(plan, model_path, served_name=plan.model_id)
