@@ -91,3 +91,17 @@ def test_a_bare_shi_is_a_yes_the_card_backs():
     assert supports(MANDATE, "是", q) == "supports"
     assert supports(MANDATE, "是。", q) == "supports"
     assert supports("第九百三十三条委托人或者受托人可以随时解除委托合同。", "是非", q) != "supports"   # not a yes
+
+
+def test_a_lists_numbering_is_no_figure():
+    """"(1) … (2) … (3)": the numbers of a ranking, not figures the passage must hold."""
+    q = "If the Common Paper DPA, the main agreement and the EU SCCs say different things, what is the ranking?"
+    ranking = ("In the event of any conflict or inconsistency, the following order of precedence applies: "
+               "(1) the EEA SCCs or UK Addendum; (2) this DPA; and (3) the Agreement.")
+    answer = "(1) the EEA SCCs or UK Addendum, (2) the DPA, then (3) the Agreement."
+    backed = [qa.Citation(1, "doc.pdf", 6, ranking.replace("(1)", "first").replace("(2)", "then")
+                          .replace("(3)", "last"), True, support="supports")]
+    judged = verdict.judge(answer, backed, q, _Evidence([_Card(ranking, 6)]), False, lambda: [])
+    assert judged.status == verdict.ANSWER and verdict.UNBACKED_FIGURE not in judged.warnings
+    judged = verdict.judge(answer + " within 7 days", backed, q, _Evidence([_Card(ranking, 6)]), False, lambda: [])
+    assert verdict.UNBACKED_FIGURE in judged.warnings

@@ -132,10 +132,14 @@ def _once(read):
     return once
 
 
+# A list's own numbering ("(1) the EEA SCCs, (2) the DPA", "1) …"): not figures the answer states.
+_ENUMERATOR = re.compile(r"[(（]\s*\d{1,2}\s*[)）]|(?:^|(?<=[\s;；,，:：]))\d{1,2}[.)、](?=\s|[^\d])")
+
+
 def _unbacked_figures(text: str, citations: list[Citation], question: str, context=None) -> set[str]:
     """The answer's figures (not the question's) that no backing citation holds, nor any
     sentence the model read around the cards on a backing citation's page."""
-    figures = numbers(text) - numbers(question)
+    figures = numbers(_ENUMERATOR.sub(" ", text)) - numbers(question)
     backing = [c for c in citations if c.verified and c.support == "supports"]
     for c in backing:
         figures -= numbers(c.quote)
