@@ -105,3 +105,14 @@ def test_a_lists_numbering_is_no_figure():
     assert judged.status == verdict.ANSWER and verdict.UNBACKED_FIGURE not in judged.warnings
     judged = verdict.judge(answer + " within 7 days", backed, q, _Evidence([_Card(ranking, 6)]), False, lambda: [])
     assert verdict.UNBACKED_FIGURE in judged.warnings
+
+
+def test_a_count_in_words_is_not_an_invented_figure():
+    """"There are two main routes …" over cards that list them: a count, not a figure the
+    documents must hold, so not "not addressed"; a figure in digits found nowhere still is."""
+    q = "Under China's Personal Information Protection Law, what routes are available for sending personal information abroad?"
+    shown = _Evidence([_Card("第三十八条个人信息处理者因业务等需要，确需向中华人民共和国境外提供个人信息的，应当具备下列条件之一：")])
+    two = "There are two main routes: a security assessment and a certification by a professional institution."
+    assert verdict.judge(two, [], q, shown, False, lambda: []).status == verdict.NOT_BACKED
+    fee = "A filing fee of 5000 yuan is paid for each transfer."
+    assert verdict.judge(fee, [], q, shown, False, lambda: []).status == verdict.NOT_ADDRESSED

@@ -151,11 +151,16 @@ def _unbacked_figures(text: str, citations: list[Citation], question: str, conte
     return figures
 
 
+# Counts said in words ("there are two main routes"): how the model sums up, not a figure the
+# documents would have to state.
+_COUNT_WORDS = re.compile(r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|both|several)\b", re.I)
+
+
 def _invented(text: str, question: str, evidence, context=None) -> bool:
     """The answer states figures that none of the passages the model read holds ("AES-256" for
     a DPA that names no algorithm, "5%" for a stamp duty the code never mentions): it did not
     come from the documents."""
-    figures = numbers(text) - numbers(question)
+    figures = numbers(_COUNT_WORDS.sub(" ", text)) - numbers(question)
     if not figures:
         return False
     read = [c.quote for c in evidence.cards] + [c.quote for c in (context() if context is not None else ())]
