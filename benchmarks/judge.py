@@ -213,13 +213,21 @@ def gold_polarity(gold: str) -> str | None:
     return None
 
 
-def answer_polarity(text: str) -> str:
-    """The answer's yes or no: its opening word, else whether its first sentence is negated."""
+def answer_polarity(text: str, question: str = "") -> str:
+    """The answer's yes or no: its opening word, else whether its first sentence is negated by
+    a negation of its own, not one it repeats from the question ("可以不附理由地随时解除合同" to
+    "可以不附理由地随时解除合同吗" is a yes)."""
     explicit = gold_polarity(text)
     if explicit:
         return explicit
     first = re.split(r"(?<=[.!?。！？；;])\s*", text.strip(), maxsplit=1)[0]
-    return "no" if _NEGATION.search(first) else "yes"
+    asked = " ".join(question.lower().split())
+    for m in _NEGATION.finditer(first):
+        said = first[m.start():m.end() + 2] if not m.group().isascii() else \
+            " ".join(first[m.start():].lower().split()[:2])
+        if not asked or said not in asked:
+            return "no"
+    return "yes"
 
 
 # --- words ----------------------------------------------------------------------------------------
@@ -310,7 +318,7 @@ def judge(question: str, gold: str, answer: str, qtype: str = "", unanswerable: 
     checked, missing = [], []
     polarity = gold_polarity(gold) if is_yes_no(question) else None
     if polarity:
-        mine = answer_polarity(answer)
+        mine = answer_polarity(answer, question)
         checked.append(f"{polarity}")
         if mine != polarity:
             return Verdict(False, False, f"says {mine}, gold says {polarity}", checked)
@@ -339,7 +347,22 @@ def judge(question: str, gold: str, answer: str, qtype: str = "", unanswerable: 
         checked.append("clause " + ", ".join(sorted(wanted)))
         if not wanted & have:
             return Verdict(False, False, "names another clause than " + ", ".join(sorted(wanted)), checked)
-    terms = new_terms(" ".join(_parts(gold, qtype)), question)
+    main = " ".join(_parts(gold, qtype))
+    terms = new_terms(main, question)
+    asked_chars = set(re.sub(r"[^\u4e00-\u9fff]", "", question))
+    if terms and all(re.fullmatch(r"[\u4e00-\u9fff]{2}", t) and set(t) <= asked_chars for t in terms):
+        # The gold's only "new" pairs join characters the question already has ("以中文版为准" to
+        # "中文本和英文本…以哪个版本为准"): it names one of the question's own options, and the
+        # answer must name the same one, in the question's words (half of them: "中文本" is
+        # "以中文版为准"), and not the other the question offers beside it ("英文" beside "中文").
+        chosen = _terms(main) & _terms(question)
+        mine = _terms(answer)
+        other = {t for t in mine & _terms(question) - _terms(main)    # "英文" beside the gold's "中文"
+                 if any(c[1] == t[1] and c[0] != t[0] for c in chosen)}
+        checked.append("the option " + ", ".join(sorted(chosen)))
+        if chosen and len(chosen & mine) * 2 >= len(chosen) and not other:
+            return Verdict(True, False, "names the gold's option: " + ", ".join(sorted(chosen)), checked)
+        return Verdict(False, False, "names another option than " + ", ".join(sorted(chosen)), checked)
     if not terms:
         return Verdict(True, False, "nothing checkable beyond the question", checked)
     share = len(terms & _terms(answer)) / len(terms)

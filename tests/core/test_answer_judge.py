@@ -103,3 +103,27 @@ def test_agreement_with_a_person_on_recorded_answers():
         v = judge(it["question"], it["gold"], it["answer"], it["type"], it["unanswerable"])
         agree += ("refused" if v.refused else "right" if v.right else "wrong") == it["verdict"]
     assert agree / len(items) >= 0.8, f"judge agrees with the person on {agree} of {len(items)}"
+
+
+def test_a_negation_repeated_from_the_question_is_no_no():
+    """The 1.5B model's follow-up answer restates the question's "不附理由" (a yes); its own
+    "不可以" / "不得" is a no."""
+    q = "委托合同的当事人可以不附理由地随时解除合同吗？"
+    gold = "可以，委托人或者受托人可以随时解除委托合同，但解除方应按规定赔偿对方损失（第九百三十三条）。"
+    assert judge(q, gold, "委托合同的当事人可以不附理由地随时解除合同。").right
+    assert not judge(q, gold, "委托合同的当事人不可以随时解除合同。").right
+    assert not judge(q, gold, "当事人不得随时解除。").right
+    q_en = "Can the customer terminate without cause?"
+    assert judge(q_en, "Yes, on 30 days' notice.", "The customer can terminate without cause on 30 days' notice.").right
+    assert not judge(q_en, "Yes, on 30 days' notice.", "The customer cannot terminate, even on 30 days' notice.").right
+
+
+def test_an_option_the_question_offers_is_judged_by_which_one_is_named():
+    """"以中文版为准" adds no word the question lacks ("中文本和英文本…以哪个版本为准"): the answer
+    must name the gold's option, not the other one."""
+    q = "木兰宽松许可证第2版的中文本和英文本如果表述不一致，应当以哪个版本为准？"
+    gold = "以中文版为准；两种语言版本具有同等法律效力。"
+    for right in ("中文本为准", "中文版", "以中文版为准"):
+        assert judge(q, gold, right).right, right
+    for wrong in ("英文本为准", "以英文版为准", "中文版和英文版都可以"):
+        assert not judge(q, gold, wrong).right, wrong

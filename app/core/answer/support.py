@@ -63,7 +63,7 @@ _REFERENCE = re.compile(r"(?:sections?|clauses?|articles?|§|paragraphs?|annex|s
 _LEADING_NUMBER = re.compile(r"^\s*\d+(?:\.\d+)*\.\s+(?=[\"“'(a-z])", re.I)
 _NEG_EN = re.compile(r"\b(?:not|no|never|none|nothing|neither|nor|cannot|without|exclude[sd]?)\b|n't\b", re.I)
 _NEG_ZH = re.compile(r"不|没有|无|未|非|禁止")
-_YES = re.compile(r"^\s*(?:yes\b|是的|是。|可以|能|有权|应当|会)", re.I)
+_YES = re.compile(r"^\s*(?:yes\b|是的|是(?:[。，,！!]|\s*$)|可以|能|有权|应当|会)", re.I)
 _NO = re.compile(r"^\s*(?:no\b|不|否|没有|无权|无效)", re.I)
 _NOTHING_OWED = re.compile(r"\b(?:owes?|pay|pays|payable|due)\s+(?:nothing|no\b|zero|0\b)|\bnothing\s+(?:is\s+)?"
                            r"(?:owed|due|payable)|\bfree of charge\b|不欠|无需支付|不用支付|免费", re.I)

@@ -62,6 +62,8 @@ def judge(text: str, citations: list[Citation], question: str, evidence, said_no
     sentences around the question's cards that the model read, as verified citations (asked
     for only when no card backs the answer)."""
     warnings = []
+    if context is not None:
+        context = _once(context)
     if echoes_instructions(text):
         text, citations, warnings = "", [replace(c, support="unclear") for c in citations], [ECHO_WARNING]
     if evidence is None:
@@ -69,7 +71,7 @@ def judge(text: str, citations: list[Citation], question: str, evidence, said_no
     if text and not said_not_stated and not _backed(citations):
         citations = _rescued(text, citations, question, evidence, context)
     if text and not said_not_stated and _backed(citations):
-        partial = _partial(text, citations, question, evidence)
+        partial = _partial(text, citations, question, evidence, context)
         if partial:
             return Verdict(text, citations, NOT_BACKED, warnings + [partial])
         return Verdict(text, citations, ANSWER, warnings)
@@ -86,12 +88,32 @@ ONE_SIDE = "The question compares several documents, but only one of them backs 
 ASKED_BACK = "The model repeated part of the question instead of answering it: the answer is not shown as the answer."
 
 
-def _partial(text: str, citations: list[Citation], question: str, evidence) -> str:
+UNBACKED_FIGURE = ("The answer states a figure that the passage backing it does not hold: "
+                   "it is not shown as the answer.")
+NO_FIGURE = "The question asks for a figure or a period and the answer gives none: it is not shown as the answer."
+# "How often …", "how many hours …", "多少", "多久": the answer is a figure, a period or a frequency.
+_ASKS_FIGURE = re.compile(r"\bhow\s+(?:many|much|long|often|frequently|soon)\b|\bwhat\s+(?:percentage|"
+                          r"percent|share)\b|多少|多久|多长|几[天日个年月周次倍]|百分之几|多高", re.I)
+# A period or frequency said in words: what such a question may be answered with, figure or not.
+_SAYS_PERIOD = re.compile(r"\b(?:once|twice|annual(?:ly)?|yearly|monthly|weekly|daily|quarterly|every|"
+                          r"per|indefinite(?:ly)?|perpetual(?:ly)?|until|immediately|promptly|without undue "
+                          r"delay)\b|每|随时|立即|永久|无限期|届满", re.I)
+
+
+def _partial(text: str, citations: list[Citation], question: str, evidence, context=None) -> str:
     """Why a backed answer still answers only part of the question, or "": it copies the
-    question back ("…违约金约定到多高法院一般会认为过分高于损失？" as its last sentence), or the
-    question compares documents and the backing cards come from one of them."""
+    question back ("…违约金约定到多高法院一般会认为过分高于损失？" as its last sentence), the
+    question compares documents and the backing cards come from one of them, it states a figure
+    that neither the backing passage nor the sentences around it on its page hold ("Common
+    Paper requires a 15-day notice" beside a Bonterms card that says 30), or the question asks
+    how long / how often and the answer says no figure at all ("Customer may share a copy of
+    Audit Reports …" to "how frequently may a customer audit")."""
     if re.search(r"[?？]", text) and _runs(text) & _runs(question):
         return ASKED_BACK
+    if _unbacked_figures(text, citations, question, context):
+        return UNBACKED_FIGURE
+    if _ASKS_FIGURE.search(question) and not numbers(text) and not _SAYS_PERIOD.search(text):
+        return NO_FIGURE
     docs = {card.doc_id for card in evidence.cards}
     backing = {c.doc_id for c in citations if c.verified and c.support == "supports"}
     if len(docs) > 1 and len(backing) == 1 and _COMPARES.search(question):
@@ -99,11 +121,46 @@ def _partial(text: str, citations: list[Citation], question: str, evidence) -> s
     return ""
 
 
+def _once(read):
+    """`read()` called at most once: several checks ask for the sentences around the cards."""
+    kept: list = []
+
+    def once():
+        if not kept:
+            kept.append(list(read()))
+        return kept[0]
+    return once
+
+
+# A list's own numbering ("(1) the EEA SCCs, (2) the DPA", "1) …"): not figures the answer states.
+_ENUMERATOR = re.compile(r"[(（]\s*\d{1,2}\s*[)）]|(?:^|(?<=[\s;；,，:：]))\d{1,2}[.)、](?=\s|[^\d])")
+
+
+def _unbacked_figures(text: str, citations: list[Citation], question: str, context=None) -> set[str]:
+    """The answer's figures (not the question's) that no backing citation holds, nor any
+    sentence the model read around the cards on a backing citation's page."""
+    figures = numbers(_ENUMERATOR.sub(" ", text)) - numbers(question)
+    backing = [c for c in citations if c.verified and c.support == "supports"]
+    for c in backing:
+        figures -= numbers(c.quote)
+    if figures and context is not None:
+        pages = {(c.doc_id, c.page) for c in backing}
+        for cit in context():
+            if (cit.doc_id, cit.page) in pages:
+                figures -= numbers(cit.quote)
+    return figures
+
+
+# Counts said in words ("there are two main routes"): how the model sums up, not a figure the
+# documents would have to state.
+_COUNT_WORDS = re.compile(r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|both|several)\b", re.I)
+
+
 def _invented(text: str, question: str, evidence, context=None) -> bool:
     """The answer states figures that none of the passages the model read holds ("AES-256" for
     a DPA that names no algorithm, "5%" for a stamp duty the code never mentions): it did not
     come from the documents."""
-    figures = numbers(text) - numbers(question)
+    figures = numbers(_COUNT_WORDS.sub(" ", text)) - numbers(question)
     if not figures:
         return False
     read = [c.quote for c in evidence.cards] + [c.quote for c in (context() if context is not None else ())]
