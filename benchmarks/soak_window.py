@@ -118,7 +118,7 @@ def _remove_and_readd(app, win, q) -> tuple | None:
 
 
 def _finish(app, win, lib, result):
-    from app.qt import errors
+    from app.qt import error_dialog as errors
     win.close()
     errors.uninstall_hooks()
     app.processEvents()

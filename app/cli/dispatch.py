@@ -13,7 +13,7 @@ from app.cli.logfile import setup_logging
 from app.cli.output import emit
 from app.cli.parser import build_parser, read_password
 from app.core.failures import kind_of
-from app.errors import describe
+from app.failure_messages import describe
 
 log = logging.getLogger("pagewise")
 

@@ -23,7 +23,7 @@ def run_gui(files: list[str], screenshot: str | None = None, question: str | Non
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
-    from app.qt import errors, theme, workers
+    from app.qt import error_dialog as errors, theme, workers
     from app.qt.main_window import MainWindow
 
     app = QApplication.instance() or QApplication(sys.argv[:1])

@@ -8,7 +8,7 @@ carries nothing of the others.
 """
 from __future__ import annotations
 
-from app.qt import history
+from app.qt import transcript_entries as history
 
 
 class Conversations:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from app.core.documents.errors import (
+from app.core.documents.read_errors import (
     DocumentError,
     NoTextLayer,
     PasswordRequired,
@@ -141,7 +141,7 @@ class DocumentLoader(QObject):
         workers.run(_check, path, password, on_done=accepted, on_error=lambda exc: self._refuse(path, exc))
 
     def _refuse(self, path: str, exc: Exception) -> None:
-        from app.qt.errors import show_error
+        from app.qt.error_dialog import show_error
 
         show_error(self.window, exc, "Cannot open document")
         self.sig_refused.emit(path, exc)
@@ -266,7 +266,7 @@ class DocumentLoader(QObject):
         self.sig_password_asked.emit(self.dialog)
 
     def _fail(self, pane, state: _Opening, exc: Exception) -> None:
-        from app.qt.errors import show_error
+        from app.qt.error_dialog import show_error
 
         pane.close_document()
         if not isinstance(exc, DocumentError) and state.render_error is exc:

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 
 from app.core.documents import listing
 from app.qt import workers
-from app.qt.errors import show_error
+from app.qt.error_dialog import show_error
 from app.service import answers_under_way
 
 ID_ROLE = Qt.ItemDataRole.UserRole

@@ -22,10 +22,10 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.library.library import path_text
-from app.qt import context_notice, history, interface_language, templates, workers
-from app.qt.history import is_review, shown_status
-from app.qt import export as answer_export
-from app.qt import settings as gui_settings
+from app.qt import context_notice, transcript_entries as history, interface_language, templates, workers
+from app.qt.transcript_entries import is_review, shown_status
+from app.qt import export_actions as answer_export
+from app.qt import window_state as gui_settings
 from app.qt.chat_panel import ChatPanel
 from app.qt.citation_panel import CitationPanel
 from app.qt.compare_flow import CompareFlow
@@ -34,7 +34,7 @@ from app.qt.conversations import Conversations
 from app.qt.doc_loader import DocumentLoader, original_path
 from app.qt.library_panel import LibraryPanel
 from app.qt.engine_controller import EngineController
-from app.qt.errors import one_line, show_error
+from app.qt.error_dialog import one_line, show_error
 from app.qt.pdf_pane import PdfPane
 from app.qt.start_page import StartPage
 from app.qt.status_bar import ReadingsPoller, StatusBar

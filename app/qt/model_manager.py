@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from app.errors import describe
+from app.failure_messages import describe
 from app.qt import workers
 
 COLUMNS = ("Model", "Good for", "First answer here", "Download", "Needs", "On this machine", "Installed")

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 
 from app.core import settings
 from app.qt import interface_language
-from app.errors import describe
+from app.failure_messages import describe
 
 ENGINE_LABELS = {"auto": "Automatic (the planner chooses)", "llamacpp": "llama.cpp", "vllm": "vLLM",
                  "remote": "Remote endpoint (a team's server)"}

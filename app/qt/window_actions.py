@@ -6,7 +6,7 @@ from pathlib import Path
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMessageBox
 
-from app.qt import settings as gui_settings
+from app.qt import window_state as gui_settings
 
 SHORTCUTS = [("Ctrl+O", "Open a PDF"), ("Ctrl+Shift+O", "Open a second PDF side by side"),
              ("Ctrl+L", "Go to the question box"), ("Ctrl+Enter", "Ask"), ("Esc", "Stop the answer"),

@@ -144,7 +144,7 @@ class Assistant:
 
     def _require(self):
         if self._runtime is None:
-            from app.worker.errors import WorkerUnavailable
+            from app.worker.engine_errors import WorkerUnavailable
             raise WorkerUnavailable("the engine is not running")
         return self._runtime
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from app.errors import UserError
+from app.failure_messages import UserError
 
 
 @dataclass(frozen=True)

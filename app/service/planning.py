@@ -18,7 +18,7 @@ def plan_start(model_id: str | None = None) -> EngineStart:
     """Plan for this machine preferring `model_id` (settings engine = remote: the team's server)."""
     from app.core.models import catalogue as models
     from app.core.plan import hardware, planner
-    from app.core.plan.history import PlanHistory
+    from app.core.plan.plan_history import PlanHistory
     from app.worker import remote
     from app.worker.downgrade import DowngradeSwitch
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from app.core.answer.loops import answer_body, closed_at_loop, looping
-from app.worker import errors, protocol
+from app.worker import engine_errors as errors, protocol
 
 
 @dataclass

@@ -14,11 +14,11 @@ from typing import Callable
 from app.core.failures import FailureKind
 from app.core.models import catalogue as catalogue_models
 from app.core.plan.hardware import Hardware
-from app.core.plan.history import PlanHistory, free_for
+from app.core.plan.plan_history import PlanHistory, free_for
 from app.core.plan.ladder import Failure, failure_kind, next_rung, short
 from app.core.plan.memory import CUDA_CONTEXT, cuda_graph_bytes
 from app.core.plan.types import EngineName, Plan
-from app.worker import errors
+from app.worker import engine_errors as errors
 from app.worker.ports import PORT_RACES
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from typing import Callable, TypeVar
 
 from app.core import paths
 from app.core.plan.types import Plan
-from app.worker import engine_log, errors
+from app.worker import engine_log, engine_errors as errors
 from app.worker.client import ChatClient
 from app.worker.engines import adapter_for
 from app.worker.engines.base import EngineAdapter, LaunchOptions

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from app.worker.errors import WorkerError
+from app.worker.engine_errors import WorkerError
 
 
 @dataclass

@@ -18,7 +18,7 @@ from typing import Callable, TypeVar
 
 from app.core.cancel import Cancel
 from app.core.failures import FailureKind
-from app.worker import engine_log, errors
+from app.worker import engine_log, engine_errors as errors
 
 K = FailureKind
 T = TypeVar("T")

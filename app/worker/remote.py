@@ -8,7 +8,7 @@ import logging
 from app.core import settings
 from app.core.failures import BadInput
 from app.core.plan.types import RemoteEndpoint
-from app.worker import errors
+from app.worker import engine_errors as errors
 from app.worker.client import ChatClient
 
 log = logging.getLogger(__name__)

@@ -23,7 +23,7 @@ from app.core.answer.values import EngineInfo
 from app.worker import protocol, recovery
 from app.worker.engine import Engine, Launcher
 from app.worker.engines.base import EngineAdapter, LaunchOptions
-from app.worker.errors import WorkerUnavailable
+from app.worker.engine_errors import WorkerUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -317,7 +317,7 @@ class EngineRuntime:
         began = time.perf_counter()
         while True:
             if cancel is not None and cancel.is_set():
-                from app.worker.errors import Cancelled
+                from app.worker.engine_errors import Cancelled
                 raise Cancelled("reading cancelled")
             # one turn of the scheduler per attempt, holding the engine: no question, search
             # vectors or OCR beside it; its `cut` is set the moment a question or more urgent

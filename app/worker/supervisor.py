@@ -23,7 +23,7 @@ from typing import Callable
 
 from app.core.cancel import Cancel
 from app.worker import ports, protocol
-from app.worker.errors import StartError, StartTimeout, WorkerExited
+from app.worker.engine_errors import StartError, StartTimeout, WorkerExited
 from app.worker.launch import LaunchSpec
 
 TAIL_LINES = 200

@@ -7,7 +7,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 MODULES = ("app.core.paths", "app.core.models.catalogue", "app.core.plan.hardware", "app.core.plan.memory",
-           "app.core.plan.planner", "app.worker.errors", "app.worker.launch", "app.worker.ports",
+           "app.core.plan.planner", "app.worker.engine_errors", "app.worker.launch", "app.worker.ports",
            "app.worker.engines.vllm")
 bad = 0
 for name in MODULES:

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from app.core.documents import errors, ocr
+from app.core.documents import read_errors as errors, ocr
 from tests.support.library_rows import row_counts
 
 # file → (expected error, or None when it opens; text that must be in the message/warnings)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pymupdf
 
-from app.core.answer import export
+from app.core.answer import export_formats as export
 
 ANSWER = {"evidence": {"addressed": True, "ms": 40.0, "cards": [
     {"doc": "/x/mnda.pdf", "page": 4, "quote": "This MNDA and all matters relating hereto are governed by, "
@@ -34,7 +34,7 @@ def test_an_answer_without_cards_exports_as_before():
 def test_the_memo_is_searchable_numbered_and_says_when_the_test_model_wrote_it(tmp_path):
     import pymupdf
 
-    from app.core.answer import export
+    from app.core.answer import export_formats as export
     answer = {"answer": "The obligations are verified and first defined in the file.",
               "citations": [{"doc": "a.pdf", "page": 1, "quote": "defined first", "verified": True}],
               "engine": {"name": "llama.cpp", "model": "smollm2-135m-q4_1"}}

@@ -119,7 +119,7 @@ def test_exchanges_per_document_set_oldest_first(corpus, lib):
 
 
 def test_unknown_ids_raise_document_errors(lib):
-    from app.core.documents.errors import DocumentError
+    from app.core.documents.read_errors import DocumentError
     with pytest.raises(DocumentError):
         lib.get(42)
     with pytest.raises(DocumentError):

@@ -78,6 +78,6 @@ def test_only_pages_without_text_are_ocred(corpus, tmp_path, lib):
 
 def test_a_missing_engine_is_a_warning_not_silence(corpus, lib, monkeypatch):
     monkeypatch.setattr(ocr, "available", lambda: False)
-    from app.core.documents.errors import NoTextLayer
+    from app.core.documents.read_errors import NoTextLayer
     with pytest.raises(NoTextLayer, match="OCR is not installed"):
         lib.add(corpus / "bad" / "scanned-image-only-zh.pdf")

@@ -21,7 +21,7 @@ from app.core.failures import FailureKind
 from app.core.models import catalogue as models
 from app.core.plan import planner as P
 from app.core.plan.hardware import GpuInfo, Hardware
-from app.core.plan.history import PlanHistory, fingerprint
+from app.core.plan.plan_history import PlanHistory, fingerprint
 
 MiB, GiB = 1 << 20, 1 << 30
 Q7, Q14, Q3 = "qwen2.5-7b-instruct-awq", "qwen2.5-14b-instruct-awq", "qwen2.5-3b-instruct-awq"

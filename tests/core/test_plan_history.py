@@ -11,7 +11,7 @@ import pytest
 from app.core.models.catalogue import load_catalogue
 from app.core.plan import planner as P
 from app.core.plan.hardware import GpuInfo, Hardware
-from app.core.plan.history import HISTORY_DAYS, PlanHistory
+from app.core.plan.plan_history import HISTORY_DAYS, PlanHistory
 
 MiB, GiB = 1 << 20, 1 << 30
 RTX4090 = ("NVIDIA GeForce RTX 4090", 24564)

@@ -16,7 +16,7 @@ from app.core import settings
 from app.core.answer.reading_memory import ReadingMemory
 from app.core.failures import BadInput, FailureKind, kind_of
 from app.core.plan.hardware import Hardware
-from app.core.plan.history import PlanHistory
+from app.core.plan.plan_history import PlanHistory
 from app.core.settings import Settings, atomic_write
 from tests.support.file_keyring import FileKeyring, keyring_backend
 

@@ -8,7 +8,7 @@ import random
 import pymupdf
 import pytest
 
-from app.core.documents.errors import Damaged
+from app.core.documents.read_errors import Damaged
 from app.core.documents.ingest import ingest
 from app.core.documents.pdf import read_file
 from tests.support.cli import run_cli

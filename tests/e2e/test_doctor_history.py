@@ -13,7 +13,7 @@ import pytest
 from app.core.models import catalogue as models
 from app.core.plan import planner as P
 from app.core.plan.hardware import GpuInfo, Hardware
-from app.core.plan.history import PlanHistory
+from app.core.plan.plan_history import PlanHistory
 from tests.support.cli import run_process
 
 ROOT = Path(__file__).resolve().parents[2]

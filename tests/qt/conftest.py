@@ -24,7 +24,7 @@ def library(pagewise_home):
 def window(qtbot, library):
     """A main window on a temporary library; the engine is not started (tests that need
     it start it themselves)."""
-    from app.qt import errors, workers
+    from app.qt import error_dialog as errors, workers
     from app.qt.main_window import MainWindow
 
     win = MainWindow(library=library, start_engine=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from app.core.answer.qa import Answer
 from app.core.answer.rerank import Choice
 from app.core.answer.values import ContextInfo, EngineInfo, Timing
-from app.qt.history import meta_line
+from app.qt.transcript_entries import meta_line
 
 
 def _answer(choice: Choice | None) -> Answer:

@@ -50,7 +50,7 @@ def test_an_unbacked_review_is_greyed_without_sources(qtbot, window, library):
     # restored from the library: still greyed (the stored headline)
     qtbot.waitUntil(lambda: any(e.question == "[Contract review]" for e in library.exchanges([info.id])),
                     timeout=10_000)
-    from app.qt import history
+    from app.qt import transcript_entries as history
     restored = history.entries(library.exchanges([info.id]), [info])[-1]
     assert restored.headline == "evidence"
 

@@ -42,7 +42,7 @@ def test_recent_documents_and_the_library_are_listed_and_open_on_a_click(qtbot, 
     library.add(SAMPLE)
     gone = tmp_path / "moved.pdf"
     gone.write_bytes(SAMPLE.read_bytes())
-    from app.qt import settings as gui_settings
+    from app.qt import window_state as gui_settings
     gui_settings.add_recent(window.settings, str(gone))
     gui_settings.add_recent(window.settings, str(nda))
     gone.unlink()
@@ -100,7 +100,7 @@ def test_get_a_model_opens_the_model_manager_module(qtbot, monkeypatch, tmp_path
 
 @pytest.mark.parametrize("compare", [False, True])
 def test_reopening_restores_the_documents_open_at_the_last_close(qtbot, library, compare):
-    from app.qt import errors, workers
+    from app.qt import error_dialog as errors, workers
     from app.qt.main_window import MainWindow
     psa = corpus_path("contracts-en/bonterms-psa-v1.2.pdf")
     first = MainWindow(library=library, start_engine=False)
@@ -127,7 +127,7 @@ def test_reopening_restores_the_documents_open_at_the_last_close(qtbot, library,
 
 
 def test_nothing_to_restore_keeps_the_start_page(qtbot, window, tmp_path):
-    from app.qt import settings as gui_settings
+    from app.qt import window_state as gui_settings
     gui_settings.set_open_documents(window.settings, [str(tmp_path / "deleted.pdf")])
     assert window.restore_session() == []
     assert window.doc_stack.currentWidget() is window.start_page

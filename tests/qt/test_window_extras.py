@@ -50,7 +50,7 @@ def test_long_document_is_flagged_with_this_machines_plan(qtbot, window, tmp_pat
 
 def test_engine_start_failure_shows_one_line_and_the_log_tail(qtbot, window):
     from app.qt.engine_controller import EngineController
-    from app.worker.errors import OutOfMemory
+    from app.worker.engine_errors import OutOfMemory
 
     class FailingStart:          # fault injection: the engine process dies while loading
         plan = None
@@ -83,7 +83,7 @@ def test_engine_start_failure_shows_one_line_and_the_log_tail(qtbot, window):
 
 
 def test_uncaught_exception_reaches_show_error(qtbot, window):
-    from app.qt import errors
+    from app.qt import error_dialog as errors
     errors.install_hooks(window)
     try:
         raise KeyError("page 99")

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from app.worker import errors
+from app.worker import engine_errors as errors
 from app.worker.client import LENGTH_CUT, LOOP_CUT, ChatClient, kv_cache_usage, parse_metrics
 from app.worker.ports import free_port
 from app.worker.supervisor import Supervisor

@@ -15,9 +15,9 @@ import pytest
 from app.core.models import catalogue as models
 from app.core.plan import planner as P
 from app.core.plan.hardware import GpuInfo, Hardware
-from app.core.plan.history import PlanHistory
+from app.core.plan.plan_history import PlanHistory
 from app.core.plan.ladder import short
-from app.worker import errors
+from app.worker import engine_errors as errors
 from app.worker.client import kv_cache_usage, parse_metrics
 from app.worker.downgrade import DowngradeSwitch, NoEngineStarted
 from app.worker.engines import llamacpp, vllm

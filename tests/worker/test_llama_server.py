@@ -10,7 +10,7 @@ import pymupdf
 import pytest
 
 from app.core.models.catalogue import load_catalogue, local_path
-from app.worker import errors
+from app.worker import engine_errors as errors
 from app.worker.client import ChatClient
 from tests.support.corpus import corpus_path
 from tests.support.llama_worker import start_worker

@@ -19,7 +19,7 @@ import pytest
 from app.core.models import catalogue as models
 from app.core.plan import hardware
 from app.core.plan import planner as P
-from app.worker import errors
+from app.worker import engine_errors as errors
 from app.worker.engine import Engine
 from app.worker.supervisor import Supervisor
 from tests.worker.test_port_takeover import _other_account_available, finish, squat

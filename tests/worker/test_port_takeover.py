@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from app.worker import errors, ports
+from app.worker import engine_errors as errors, ports
 from app.worker.supervisor import Supervisor
 from tests.support.fake_server import fake_spec
 

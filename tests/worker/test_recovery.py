@@ -19,9 +19,9 @@ from app.core.models import catalogue as models
 from app.core.plan import hardware
 from app.core.plan import planner as P
 from app.core.plan.hardware import GpuInfo, Hardware
-from app.core.plan.history import PlanHistory
-from app.errors import describe
-from app.worker import errors
+from app.core.plan.plan_history import PlanHistory
+from app.failure_messages import describe
+from app.worker import engine_errors as errors
 from app.worker import runtime as runtime_module
 from app.worker.downgrade import DowngradeSwitch
 from app.worker.runtime import EngineRuntime

@@ -72,7 +72,7 @@ class Comeback:
         import sys
         import threading
 
-        from app.worker import errors
+        from app.worker import engine_errors as errors
         from app.worker.engine import Engine
         from app.worker.engines import vllm
         from app.worker.supervisor import Supervisor

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from app.worker import errors
+from app.worker import engine_errors as errors
 from app.worker.client import ChatClient, MIN_ANSWER_CHARS
 
 HEAD = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")

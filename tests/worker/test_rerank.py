@@ -9,7 +9,7 @@ import pytest
 from app.core import settings
 from app.core.answer import qa, rerank
 from app.core.answer.conversation import Conversation
-from app.worker import errors
+from app.worker import engine_errors as errors
 from tests.support.refs import refs_for
 
 pytestmark = pytest.mark.slow

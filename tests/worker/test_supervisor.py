@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from app.core.models.catalogue import load_catalogue, local_path
-from app.worker import errors
+from app.worker import engine_errors as errors
 from app.worker.client import ChatClient
 from app.worker.engines import llamacpp
 from app.core.models.catalogue import is_available

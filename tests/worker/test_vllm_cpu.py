@@ -24,7 +24,7 @@ import pytest
 
 from app.core.answer import prompts
 from app.core.plan.types import Plan
-from app.worker import errors
+from app.worker import engine_errors as errors
 from app.worker.client import ChatClient, kv_cache_usage
 from app.worker.engines import vllm as engine
 from app.worker.supervisor import Supervisor, WorkerStatus, probe

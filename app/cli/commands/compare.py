@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from app.cli.documents import add_all, doc_refs, open_library
-from app.errors import UserError
+from app.failure_messages import UserError
 from app.service import Assistant
 
 

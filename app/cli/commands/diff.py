@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.errors import UserError
+from app.failure_messages import UserError
 
 
 def run(args):

@@ -11,7 +11,7 @@ def run(args):
     cat = models.load_catalogue()
     chosen = planner.make_plan(hw, cat, available=models.is_available)
     # what a start will do with what worked (or failed) here before: doctor shows that plan
-    from app.core.plan.history import PlanHistory
+    from app.core.plan.plan_history import PlanHistory
     history = PlanHistory().decide(chosen, hw, cat)
     chosen = history.plan
     engines = _engines_available()

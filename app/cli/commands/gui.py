@@ -2,7 +2,7 @@
 when the command runs: the other commands never load Qt)."""
 from __future__ import annotations
 
-from app.errors import UserError
+from app.failure_messages import UserError
 
 
 def run(args):

@@ -6,7 +6,7 @@ import time
 
 from app.cli.progress import download_progress
 from app.core.failures import FailureKind
-from app.errors import UserError
+from app.failure_messages import UserError
 
 
 class ModelCheckFailed(Exception):

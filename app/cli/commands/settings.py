@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from app.errors import UserError
+from app.failure_messages import UserError
 
 
 def _shown(value) -> str:

@@ -82,7 +82,7 @@ def _marked(text: str, del_open: str, del_close: str, ins_open: str, ins_close: 
 
 
 def to_pdf(redline: Redline, dest: Path) -> Path:
-    from app.core.answer.export import _write_pdf
+    from app.core.answer.export_formats import _write_pdf
     esc = html.escape
     colour = {"deleted": "#b03a2e", "removed": "#b03a2e", "inserted": "#1e8449", "added": "#1e8449"}
     parts = [f"<h1>What changed: {esc(Path(redline.old_path).name)} → {esc(Path(redline.new_path).name)}</h1>",

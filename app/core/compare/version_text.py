@@ -74,7 +74,7 @@ def norm_word(text: str) -> str:
 def open_version(path, password: str | None = None) -> list[Clause]:
     """A PDF file's clauses; the typed one-line errors of ingestion for a file that cannot be
     read, and for one without a text layer (a scan: nothing to compare until it is OCRed)."""
-    from app.core.documents.errors import NoTextLayer
+    from app.core.documents.read_errors import NoTextLayer
     from app.core.documents.pdf import open_pdf, read_file
     raw = read_file(path)
     doc, _ = open_pdf(raw, password)

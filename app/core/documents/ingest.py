@@ -13,7 +13,7 @@ import pymupdf
 from app.core import cpu_work
 from app.core.documents import ocr, tables, text_loss
 from app.core.documents.chunking import Piece, make_chunks
-from app.core.documents.errors import Damaged, NoTextLayer
+from app.core.documents.read_errors import Damaged, NoTextLayer
 from app.core.documents.pdf import (
     GARBAGE_LIMIT,
     RawFile,

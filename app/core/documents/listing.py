@@ -6,7 +6,7 @@ import sqlite3
 import time
 
 from app.core.documents import ocr
-from app.core.documents.errors import DocumentError
+from app.core.documents.read_errors import DocumentError
 
 
 def document_rows(lib) -> list[dict]:

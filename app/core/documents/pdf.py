@@ -11,7 +11,7 @@ from typing import Callable
 import pymupdf
 
 from app.core.documents import content_stream, text_loss
-from app.core.documents.errors import (
+from app.core.documents.read_errors import (
     Damaged,
     EmptyFile,
     FileMissing,

@@ -14,7 +14,7 @@ from typing import Callable
 from app.core import paths
 from app.core.db import transaction
 from app.core.documents import ocr
-from app.core.documents.errors import DocumentError
+from app.core.documents.read_errors import DocumentError
 from app.core.documents.ingest import Ingested, ingest
 from app.core.documents.pdf import read_file
 from app.core.documents.types import Chunk, DocumentInfo, Hit, Page

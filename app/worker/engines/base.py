@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Callable
 
 from app.core.plan.types import EngineName, Plan
-from app.worker import errors
+from app.worker import engine_errors as errors
 from app.worker.client import STALL_S, ChatClient
 from app.worker.launch import LaunchSpec
 

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from app.core.plan.types import EngineName, Plan
-from app.worker import errors
+from app.worker import engine_errors as errors
 from app.worker import protocol
 from app.worker.engines import base as rules
 from app.worker.engines.base import EngineAdapter, FailureRule, LaunchOptions

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from app.core.failures import FailureKind
 from app.core.plan.types import EngineName, Plan
-from app.worker import errors
+from app.worker import engine_errors as errors
 from app.worker.engines import base as rules
 from app.worker.engines.base import EngineAdapter, FailureRule, LaunchOptions
 from app.worker.client import ChatClient, ChatResult

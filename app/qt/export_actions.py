@@ -1,6 +1,6 @@
 """Copy and export of the last answer, or of the whole conversation on screen, with citations
 (File menu): Markdown, PDF memo.
-The formatting is app/core/answer/export.py; here: the menu, the file dialog (named after the
+The formatting is app/core/answer/export_formats.py; here: the menu, the file dialog (named after the
 document asked, in the last folder an answer was exported to), the clipboard."""
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 from PySide6.QtGui import QAction, QGuiApplication
 from PySide6.QtWidgets import QFileDialog
 
-from app.core.answer import export as formats
+from app.core.answer import export_formats as formats
 from app.qt import interface_language
-from app.qt.errors import show_error
+from app.qt.error_dialog import show_error
 
 SAVED_MS = 10_000       # how long the status bar says where an export went
 

@@ -1,6 +1,6 @@
 """The one way errors reach the user: `show_error(parent, exc)`, also fed by the excepthooks.
 
-Messages are one line (app.errors); a worker failure adds the last lines of its
+Messages are one line (app.failure_messages); a worker failure adds the last lines of its
 log under "Show Details…". Tracebacks go to the log file, never into the window.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ TAIL_LINES = 30
 
 
 def one_line(exc: BaseException) -> str:
-    from app.errors import describe
+    from app.failure_messages import describe
     return describe(exc)
 
 
