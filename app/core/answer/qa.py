@@ -213,8 +213,11 @@ def is_not_stated(text: str, citations: list[Citation]) -> bool:
 def count_tokens(client, msgs: list[dict]) -> int:
     """Exact prompt size from the engine's /tokenize, an estimate where the engine cannot count
     (NotImplementedError: a team server without it). Any other failure is the engine's and is
-    raised: a dead engine must not be sized by an estimate and then asked anyway."""
+    raised: a dead engine must not be sized by an estimate and then asked anyway. No client (a
+    prompt built with no engine, to be shown or measured): the estimate."""
     try:
+        if client is None:
+            raise NotImplementedError
         return int(client.count_tokens(msgs))
     except NotImplementedError:
         return sum(estimate_tokens(m["content"]) for m in msgs) + 16
