@@ -40,6 +40,7 @@ from app.qt.start_page import StartPage
 from app.qt.status_bar import ReadingsPoller, StatusBar
 from app.qt.window_actions import build_actions
 from app.service.events import plan_summary
+from app.qt.screen_fit import resize_within_screen
 
 log = logging.getLogger("pagewise.gui")
 
@@ -520,7 +521,7 @@ class MainWindow(QMainWindow):
     def _restore_layout(self) -> None:
         s = self.settings
         if not self.restoreGeometry(s.value("geometry", b"")):
-            self.resize(1400, 900)
+            resize_within_screen(self, 1400, 900)
         self.restoreState(s.value("state", b""))
         zoom = s.value("zoom", "width")
         for pane in (self.pane_a, self.pane_b):

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from app.failure_messages import describe
 from app.qt import workers
+from app.qt.screen_fit import resize_within_screen
 
 COLUMNS = ("Model", "Good for", "First answer here", "Download", "Needs", "On this machine", "Installed")
 
@@ -73,7 +74,7 @@ class ModelManager(QDialog):
     def __init__(self, controller=None, parent=None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Models")
-        self.resize(1280, 480)
+        resize_within_screen(self, 1280, 480)
         self.controller = controller
         self._job = None
         self._cancel = threading.Event()

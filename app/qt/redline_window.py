@@ -15,6 +15,7 @@ from app.core.compare.redline_export import headline, pages_of
 from app.core.compare.versions import ClausePair, Redline
 from app.qt.interface_language import tr
 from app.qt.pdf_pane import PdfPane
+from app.qt.screen_fit import resize_within_screen
 
 SETTLE_MS = 400           # let the pages and their highlights paint before a screenshot
 TIMEOUT_S = 60
@@ -93,7 +94,7 @@ def open_versions(window) -> RedlineWindow | None:
                                 tr("Open the old version on the left and the new one side by side on the right first."))
         return None
     redline = RedlineWindow(diff_files(old, new, (window.pane_a.password, window.pane_b.password)))
-    redline.resize(1500, 900)
+    resize_within_screen(redline, 1500, 900)
     redline.show()
     window._versions_window = redline          # kept while shown (a parentless window)
     return redline
@@ -115,7 +116,7 @@ def run_redline(old: str, new: str, screenshot: str | None = None, change: int =
     app = QApplication.instance() or QApplication(sys.argv[:1])
     theme.apply(app)
     window = RedlineWindow(diff_files(old, new))
-    window.resize(1600, 950)
+    resize_within_screen(window, 1600, 950)
     window.show()
     if screenshot:
         deadline = time.monotonic() + TIMEOUT_S

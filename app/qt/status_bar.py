@@ -130,8 +130,8 @@ class StatusBar(QStatusBar):
             label.setMinimumWidth(24)
         self.addWidget(self.state_label)
         self.addWidget(self.answer_label)
-        self.addWidget(self.activity_label)
-        self.addWidget(self.paused_label)
+        self.addWidget(self.activity_label, 1)   # a share of the room: with none, Qt overlapped it with the plan line
+        self.addWidget(self.paused_label, 1)
         self.addWidget(self.plan_label, 1)
         self.addPermanentWidget(self.gpu_note)
         self.addPermanentWidget(self._gauge_box)

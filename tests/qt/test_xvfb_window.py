@@ -56,3 +56,20 @@ def test_real_window_opens_draws_and_quits_on_ctrl_q(tmp_path):
                 app.kill()
                 app.wait()
             log.close()
+
+
+def test_the_first_window_fits_a_small_screen(tmp_path):
+    """No window manager shrinks it on Xvfb: the window's own first size must leave the status
+    bar and the Ask button on a 1280×800 screen (its default is 1400×900)."""
+    xvfb.require_tools()
+    with xvfb.xvfb("1280x800x24") as display:
+        app = subprocess.Popen(app_argv("gui", str(SAMPLE)), cwd=ROOT, env=_app_env(display, tmp_path / "home"),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            window = xvfb.find_window(display, "^Pagewise", timeout_s=60, alive=lambda: app.poll() is None)
+            assert window, f"no Pagewise window (exit {app.poll()})"
+            width, height = xvfb.window_size(display, window)
+            assert width <= 1280 and height <= 800, (width, height)
+        finally:
+            app.kill()
+            app.wait()

@@ -77,3 +77,10 @@ def press(display: str, window: str, keys: str) -> None:
     through XTEST, as a real keyboard would (synthetic events sent to a window are ignored by Qt)."""
     _x(display, "xdotool", "windowfocus", "--sync", window)
     _x(display, "xdotool", "key", "--clearmodifiers", keys)
+
+
+def window_size(display: str, window: str) -> tuple[int, int]:
+    """The window's width and height in pixels (xdotool getwindowgeometry --shell)."""
+    out = _x(display, "xdotool", "getwindowgeometry", "--shell", window).stdout
+    values = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+    return int(values["WIDTH"]), int(values["HEIGHT"])
