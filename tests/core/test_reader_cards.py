@@ -197,6 +197,19 @@ def test_an_answer_that_quotes_a_rule_with_not_in_it_is_no_abstention():
     assert not verdict.abstains("Yes, on 30 days' notice.") and not verdict.abstains("")
 
 
+def test_a_reply_that_opens_by_saying_the_text_holds_nothing_abstains_whatever_follows():
+    """The 135M model's green ANSWER in the window walk: "The document does not provide any
+    information about the document's content, but it is a document that is used for …"."""
+    said = ("The document does not provide any information about the document's content, but it is a document "
+            "that is used for the purpose of the document, and it is not a document that is used for the purpose")
+    assert verdict.abstains(said)
+    assert verdict.abstains("The agreement does not contain specific details on audits; Section 4 covers security.")
+    assert not verdict.abstains("No. The agreement does not provide any information rights to third parties, and "
+                                "Section 12.3 excludes them expressly from every benefit of it.")
+    assert not verdict.abstains("The Provider does not provide any information to third parties without consent, "
+                                "as Section 10.4 allows disclosure only to representatives with a need to know.")
+
+
 def test_a_right_answer_is_rescued_by_the_sentence_beside_a_card_the_model_read():
     """Labor Contract Law with the 1.5B model: "六个月" citing 第七十条; the sentence that says it
     (第十九条) was in the prompt beside a card, not a card itself."""

@@ -171,6 +171,12 @@ _SAYS_NOTHING = re.compile(r"\b(?:does|do|did)\s+not\s+(?:say|state|specify|ment
                            r"(?:stated|specified|mentioned|addressed)|\bno\s+(?:mention|provision)|"
                            r"没有(?:规定|说明|提及|明确|写明)|未(?:规定|提及|说明|写明)", re.I)
 ABSTAIN_CHARS = 80            # a longer text that says "没有规定" somewhere is an answer quoting a law
+# A reply that opens by saying the text holds nothing on it, whatever follows (a small model's
+# "The document does not provide any information about …, but it is a document that …").
+_LEADS_WITH_NOTHING = re.compile(r"^\s*(?:the|this|these)\s+(?:documents?|agreements?|contracts?|texts?|passages?|"
+                                 r"context|excerpts?)\s+(?:does|do)\s+not\s+(?:provide|contain|include|give|"
+                                 r"say|state|specify|mention)\s+(?:any\s+)?(?:specific\s+)?(?:information|details?)\b",
+                                 re.I)
 
 
 def abstains(text: str) -> bool:
@@ -182,6 +188,8 @@ def abstains(text: str) -> bool:
     if not said:
         return False
     if any(said.startswith(p.rstrip(".。")) for p in prompts.NOT_STATED.values()):
+        return True
+    if _LEADS_WITH_NOTHING.match(said):
         return True
     return len(said) <= ABSTAIN_CHARS and not numbers(said) and bool(_SAYS_NOTHING.search(said))
 
