@@ -93,3 +93,14 @@ def test_a_clause_number_opening_a_quote_is_not_a_figure():
     q = "May the customer walk away from a statement of work without cause, and on how much notice?"
     assert supports("2.35. “SOW” means an order or other statement of work for Services that is executed by the "
                     "parties and references this Agreement.", "On 30 days' notice to Provider.", q) == "unclear"
+
+
+def test_a_bare_no_needs_a_quote_about_the_question_not_one_shared_word():
+    """The window walk's green "No, the provider cannot be required to carry cyber insurance."
+    was backed by a definition naming the "Health Insurance Portability and Accountability Act"."""
+    question = "Can the provider be required to carry cyber insurance?"
+    definition = ('13.27 "Prohibited Data" means (a) patient, medical, or other protected health information '
+                  "regulated by the Health Insurance Portability and Accountability Act;")
+    assert supports(definition, "No, the provider cannot be required to carry cyber insurance.", question) == "unclear"
+    clause = "Provider will maintain cyber liability insurance, and Customer may require proof of that insurance."
+    assert supports(clause, "Yes.", question) == "supports"

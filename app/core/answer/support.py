@@ -114,10 +114,14 @@ def _share(terms: list[str], quote: str) -> float:
     return got / len(terms)
 
 
+def _key_terms(question: str) -> list[str]:
+    return [t for t in _terms(question) if t.casefold() not in _GENERIC]
+
+
 def about_terms(question: str, quote: str) -> int | None:
     """How many of the question's key terms the quote holds; None when there is nothing to
     count (the question has none, or it is in the other language than the quote)."""
-    terms = [t for t in _terms(question) if t.casefold() not in _GENERIC]
+    terms = _key_terms(question)
     if not terms or across(question, quote):
         return None
     return round(_share(terms, quote) * len(terms))
@@ -155,5 +159,10 @@ def supports(quote: str, answer: str, question: str) -> str:
         enough = overlap >= WITH_FIGURES or on_question >= QUESTION_SHARE
         return "supports" if across or short or enough else "unclear"
     if len(own) <= 2:               # "Yes." / "四年。": the question says what is claimed
-        return "supports" if polarity and on_question >= QUESTION_SHARE else "unclear"
+        # and a bare yes/no is backed only by a quote holding half the question's key words:
+        # "No" to "required to carry cyber insurance?" was backed by a "Health Insurance" definition.
+        # Not in Chinese, whose key terms are phrases a paraphrase splits ("解除合同", "解除委托合同").
+        keys = len(_key_terms(question))
+        held = about is None or cjk_count(question) > 0 or 2 * about >= keys
+        return "supports" if polarity and held and on_question >= QUESTION_SHARE else "unclear"
     return "supports" if overlap >= ANSWER_SHARE else "unclear"
