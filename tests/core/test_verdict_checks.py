@@ -116,3 +116,21 @@ def test_a_count_in_words_is_not_an_invented_figure():
     assert verdict.judge(two, [], q, shown, False, lambda: []).status == verdict.NOT_BACKED
     fee = "A filing fee of 5000 yuan is paid for each transfer."
     assert verdict.judge(fee, [], q, shown, False, lambda: []).status == verdict.NOT_ADDRESSED
+
+
+def test_what_speedup_answered_without_a_figure_does_not_lead():
+    """The window walk: "What speedup does tracing give over the interpreter?" answered with a
+    card's own sentence, "The speedup vs. the baseline interpreter is shown in parentheses next
+    to each test." — backed by the card it copies, and no answer to the question."""
+    q = "What speedup does tracing give over the interpreter?"
+    card = ("The speedup vs. interpreter is shown in parentheses next to each test. Most programs where the VM "
+            "spends the majority of its time running native code have a good speedup.")
+    copied = "The speedup vs. the baseline interpreter is shown in parentheses next to each test."
+    backed = [qa.Citation(1, "doc.pdf", 13, card, True, support="supports")]
+    judged = verdict.judge(copied, backed, q, _Evidence([_Card(card, 13)]), False, lambda: [])
+    assert judged.status != verdict.ANSWER and verdict.NO_FIGURE in judged.warnings
+    figures = "Tracing achieves 2x-20x speedups over the SpiderMonkey interpreter on many programs."
+    card2 = "We validate our tracing techniques in SpiderMonkey, achieving 2x-20x speedups on many programs."
+    backed = [qa.Citation(1, "doc.pdf", 2, card2, True, support="supports")]
+    judged = verdict.judge(figures, backed, q, _Evidence([_Card(card2, 2)]), False, lambda: [])
+    assert judged.status == verdict.ANSWER

@@ -92,8 +92,9 @@ UNBACKED_FIGURE = ("The answer states a figure that the passage backing it does 
                    "it is not shown as the answer.")
 NO_FIGURE = "The question asks for a figure or a period and the answer gives none: it is not shown as the answer."
 # "How often …", "how many hours …", "多少", "多久": the answer is a figure, a period or a frequency.
-_ASKS_FIGURE = re.compile(r"\bhow\s+(?:many|much|long|often|frequently|soon)\b|\bwhat\s+(?:percentage|"
-                          r"percent|share)\b|多少|多久|多长|几[天日个年月周次倍]|百分之几|多高", re.I)
+_ASKS_FIGURE = re.compile(r"\bhow\s+(?:many|much|long|often|frequently|soon|fast|large|big|high|quick(?:ly)?)\b"
+                          r"|\bwhat\s+(?:percentage|percent|share|speed-?up|rate|fee|price|cost|amount|sum)\b"
+                          r"|多少|多久|多长|几[天日个年月周次倍]|百分之几|多高|快多少", re.I)
 # A period or frequency said in words: what such a question may be answered with, figure or not.
 _SAYS_PERIOD = re.compile(r"\b(?:once|twice|annual(?:ly)?|yearly|monthly|weekly|daily|quarterly|every|"
                           r"per|indefinite(?:ly)?|perpetual(?:ly)?|until|immediately|promptly|without undue "
