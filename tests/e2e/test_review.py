@@ -14,6 +14,7 @@ from tests.support.corpus import long_contract
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1500)     # ~10 parts of ~5 pages on 2 cores: minutes; on a loaded machine more than the default 600 s
 def test_review_of_a_49_page_document_cites_its_parts(tmp_path):
     doc = tmp_path / "bundle.pdf"
     pages = long_contract(doc)
