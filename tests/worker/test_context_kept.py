@@ -48,7 +48,8 @@ def test_a_restart_restores_the_read_prompt_instead_of_reading_it_again(monkeypa
                        mode="retrieval")
     finally:
         rt.stop()
-    assert before.usage.read_tokens > 500
+    # a real prompt (its size follows the measured speed: ~450 tokens of cards on a loaded 2-core machine)
+    assert before.usage.read_tokens > 200
     assert after.usage.prompt_tokens == before.usage.prompt_tokens
     assert after.usage.read_tokens <= 0.05 * before.usage.read_tokens, (before.usage, after.usage)
     # another question is read from where it differs, never answered from the stored prompt
