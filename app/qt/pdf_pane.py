@@ -19,32 +19,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.qt.fitted_label import FittedLabel
 from app.qt.interface_language import tr
 from app.qt.pdf_render import PageRenderer
 from app.qt.pdf_search import PdfSearch
 from app.qt.pdf_view import PdfView, Rect
 
-class ElidedLabel(QLabel):
+class ElidedLabel(FittedLabel):
     """A title that fits its width: cut in the middle ("common-pa…mnda.pdf": both the start
     and the ending tell documents apart), the whole of it in the tooltip."""
 
-    def __init__(self, text: str = "", **kwargs) -> None:
-        super().__init__(**kwargs)
-        self._full = ""
-        self.setText(text)
-
-    def setText(self, text: str) -> None:  # noqa: N802 - Qt override
-        self._full = text
-        self._elide()
-
-    def text(self) -> str:
-        return self._full
-
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
-        super().resizeEvent(event)
-        self._elide()
-
-    def _elide(self) -> None:
+    def _fit(self) -> None:
         metrics, width = self.fontMetrics(), max(self.width(), 40)
         shown = metrics.elidedText(self._full, Qt.TextElideMode.ElideMiddle, width)
         suffix = Path(self._full).suffix
@@ -52,7 +37,7 @@ class ElidedLabel(QLabel):
             stem = self._full[:-len(suffix)]
             shown = metrics.elidedText(stem, Qt.TextElideMode.ElideRight,
                                        max(width - metrics.horizontalAdvance(suffix), 20)) + suffix
-        super().setText(shown)
+        QLabel.setText(self, shown)   # the shown text; `_full` stays
 
 
 ZOOMS = [("Fit width", "width"), ("Fit page", "page"), ("50 %", 0.5), ("75 %", 0.75),

@@ -11,6 +11,7 @@ from PySide6.QtCore import QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QStatusBar, QWidget
 
 from app.qt import workers
+from app.qt.fitted_label import FittedLabel
 from app.qt.interface_language import tr
 from app.qt.gauges import GB, MemoryGauge
 
@@ -68,22 +69,9 @@ class _CpuWorkNotes(QObject):
 ACTIVITY_WIDTH = 360        # px for "reading “…”: 45% · 6 s left"
 
 
-class WholeLabel(QLabel):
+class WholeLabel(FittedLabel):
     """A short note shown whole or not at all (in its tooltip then): squeezed by a narrow
     status bar, a note cut to its first letter ("n", "没") says nothing."""
-
-    def __init__(self, text: str = "", **kwargs) -> None:
-        super().__init__(**kwargs)
-        self._full = ""
-        self.setText(text)
-
-    def setText(self, text: str) -> None:  # noqa: N802 - Qt override
-        self._full = text
-        self._fit()
-        self.updateGeometry()
-
-    def text(self) -> str:
-        return self._full
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
         """Its whole text's width: given where there is room, never asked for where there is not."""
@@ -92,13 +80,9 @@ class WholeLabel(QLabel):
     def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
         return QSize(0, super().minimumSizeHint().height())
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
-        super().resizeEvent(event)
-        self._fit()
-
     def _fit(self) -> None:
         fits = self.fontMetrics().horizontalAdvance(self._full) <= self.width()
-        super().setText(self._full if fits else "")
+        QLabel.setText(self, self._full if fits else "")   # the shown text; `_full` stays
         self.setToolTip("" if fits else self._full)
 
 

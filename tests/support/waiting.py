@@ -12,3 +12,13 @@ def wait_for(predicate, timeout_s: float) -> bool:
             return True
         time.sleep(0.05)
     return bool(predicate())
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id still exists (signal 0 checks without sending anything)."""
+    import os
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

@@ -29,7 +29,7 @@ from app.service.planning import start_planned
 from app.worker.supervisor import Supervisor
 from tests.support.fake_server import fake_spec
 from tests.worker.test_downgrade import RTX4090, Rig
-from tests.support.waiting import wait_for
+from tests.support.waiting import pid_alive, wait_for
 
 
 def _echoed(answer) -> bool:
@@ -356,7 +356,7 @@ def test_sigstop_mid_question_times_out_within_the_stall_deadline_kills_restarts
         watcher.join()
         _continue(pid)
     took = time.monotonic() - stopped["at"]
-    assert answer.text and rt.engine.pid != pid and not _alive(pid)
+    assert answer.text and rt.engine.pid != pid and not pid_alive(pid)
     (line,) = statuses.restarts()
     assert line == "the engine stopped answering; killed and restarted it (1 of 3) and asked again"
     restart_s = rt.engine.recoveries[-1]["restart_s"]
@@ -366,14 +366,6 @@ def test_sigstop_mid_question_times_out_within_the_stall_deadline_kills_restarts
     record_figure("SIGSTOP mid-question", stop_to_answer_s=round(took, 2), noticed_s=round(noticed_s, 2),
                   restart_s=restart_s,
                   stall_s=stall_s, prompt_progress_at_stop=stopped["prompt"])
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def _continue(pid: int) -> None:

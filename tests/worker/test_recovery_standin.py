@@ -16,6 +16,7 @@ from app.core.plan.hardware import GpuInfo, Hardware
 from app.core.plan.types import Plan
 from app.worker import standin
 from tests.worker.test_recovery import Statuses, record_figure, small_library  # noqa: F401 (a fixture)
+from tests.support.waiting import pid_alive
 
 MiB, GiB = 1 << 20, 1 << 30
 
@@ -246,7 +247,7 @@ def test_real_vllm_killed_mid_answer_the_stand_in_answers_before_vllm_is_back_th
         again = rt.ask(lib, refs, "How long does confidentiality last?", mode="retrieval")
         assert again.raw or again.text
         assert again.engine.name == "vllm" and rt.engine.behind_stand_in() is None    # switched back
-        assert rt.engine.pid != standin_pid and not _alive(standin_pid)                 # the stand-in stopped
+        assert rt.engine.pid != standin_pid and not pid_alive(standin_pid)                 # the stand-in stopped
         assert any(state == "ready" and detail.startswith("vLLM answers again") for state, detail in statuses)
         back = rt.engine.recoveries[-1]
         ready_s = back["restart_s"]                       # vLLM's restart, from its death to ready
@@ -275,9 +276,3 @@ def test_real_vllm_killed_mid_answer_the_stand_in_answers_before_vllm_is_back_th
         rt.stop()
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True

@@ -215,12 +215,13 @@ def count_tokens(client, msgs: list[dict]) -> int:
     (NotImplementedError: a team server without it). Any other failure is the engine's and is
     raised: a dead engine must not be sized by an estimate and then asked anyway. No client (a
     prompt built with no engine, to be shown or measured): the estimate."""
+    estimate = sum(estimate_tokens(m["content"]) for m in msgs) + 16
+    if client is None:
+        return estimate
     try:
-        if client is None:
-            raise NotImplementedError
         return int(client.count_tokens(msgs))
     except NotImplementedError:
-        return sum(estimate_tokens(m["content"]) for m in msgs) + 16
+        return estimate
 
 
 def answer_schema(context: str, question: str, msgs: list[dict] | None = None,
