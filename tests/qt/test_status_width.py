@@ -1,17 +1,23 @@
 """The status bar never pushes the window wider than the screen, whatever its lines say."""
+import pytest
 from PySide6.QtWidgets import QLabel, QMainWindow
 
 
-def test_long_status_lines_leave_a_1280_px_window_as_wide_as_it_was(qtbot):
+def _window_with_status_bar(qtbot, width: int):
     from app.qt.status_bar import StatusBar
     win = QMainWindow()
     qtbot.addWidget(win)
     win.setCentralWidget(QLabel("document"))
     status = StatusBar()
     win.setStatusBar(status)
-    win.resize(1280, 800)
+    win.resize(width, 800)
     win.show()
     qtbot.waitExposed(win)
+    return win, status
+
+
+def test_long_status_lines_leave_a_1280_px_window_as_wide_as_it_was(qtbot):
+    win, status = _window_with_status_bar(qtbot, 1280)
     long = "reading “Common Paper Cloud Service Agreement (Standard Terms) version 2.1”: 45% · " * 4
     status.set_engine_state("answering", "writing")
     status.set_answer_progress("writing the answer · 888 s · 8,888 tokens (88.8/s) " * 3)
@@ -28,15 +34,7 @@ def test_long_status_lines_leave_a_1280_px_window_as_wide_as_it_was(qtbot):
 
 def test_a_squeezed_note_is_whole_or_gone(qtbot):
     """The GPU note squeezed by a narrow bar is not cut to its first letter ("n", "没")."""
-    from app.qt.status_bar import StatusBar
-    win = QMainWindow()
-    qtbot.addWidget(win)
-    win.setCentralWidget(QLabel("document"))
-    status = StatusBar()
-    win.setStatusBar(status)
-    win.resize(1280, 800)
-    win.show()
-    qtbot.waitExposed(win)
+    win, status = _window_with_status_bar(qtbot, 1280)
     note = "no NVIDIA GPU · CPU mode"
     status.gpu_note.setText(note)
     status.set_plan("no NVIDIA GPU → llama.cpp on the CPU, GGUF smollm2-135m-q4_1, 8K context " * 2)
@@ -51,3 +49,20 @@ def test_a_squeezed_note_is_whole_or_gone(qtbot):
     status.set_plan("")
     status.set_activity("")
     qtbot.waitUntil(lambda: QLabel.text(label) == note, timeout=3_000)      # room again: shown whole
+
+
+@pytest.mark.parametrize("width", [1228, 900, 700])
+def test_activity_and_plan_lines_do_not_overlap(qtbot, width):
+    """A background activity ("reading …: 45%") beside the plan line was laid over its first
+    letters ("rea" on "no NVIDIA")."""
+    win, bar = _window_with_status_bar(qtbot, width)
+    bar.set_engine_state("ready", "")
+    bar.set_plan("no NVIDIA GPU → llama.cpp on the CPU, GGUF smollm2-135m-q4_1, 8K context")
+    bar.set_activity("reading common-paper-mnda.pdf: 45% · 6 s left")
+    bar.set_paused_work("search vectors paused while answering")
+    qtbot.wait(50)
+    shown = [w for w in (bar.state_label, bar.activity_label, bar.paused_label, bar.plan_label) if w.isVisible()]
+    assert len(shown) == 4
+    for left, right in zip(shown, shown[1:]):
+        assert left.geometry().right() < right.geometry().left(), (left.objectName(), right.objectName())
+    assert win.width() == width
