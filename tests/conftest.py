@@ -47,3 +47,19 @@ def corpus_library(corpus, tmp_path_factory):
     ids = {str(p.relative_to(corpus)): lib.add(p).id for p in corpus_files()}
     yield lib, ids
     lib.close()
+
+
+def pytest_collection_modifyitems(config, items):
+    """./run-tests runs tests/core's fast tests once, without PySide6 (.venv-headless), and then
+    sets PAGEWISE_CORE_RAN_HEADLESS=1 for the main run: there they are not run a second time."""
+    import os
+    if os.environ.get("PAGEWISE_CORE_RAN_HEADLESS") != "1":
+        return
+    core = Path(__file__).parent / "core"
+    keep, again = [], []
+    for item in items:
+        fast_core = Path(str(item.path)).is_relative_to(core) and item.get_closest_marker("slow") is None
+        (again if fast_core else keep).append(item)
+    if again:
+        config.hook.pytest_deselected(items=again)
+        items[:] = keep

@@ -50,10 +50,10 @@ LONG_CONTRACT_PARTS = ["common-paper-csa.pdf", "common-paper-software-license.pd
                        "common-paper-dpa.pdf", "common-paper-mnda.pdf", "bonterms-dpa-v1.0.pdf"]
 
 
-def long_contract(path: Path) -> int:
-    """Write the six contracts into one PDF at `path`; returns its page count."""
+def long_contract(path: Path, parts: list[str] = LONG_CONTRACT_PARTS) -> int:
+    """Write the contracts (by default the six, 49 pages) into one PDF at `path`; returns its page count."""
     out = pymupdf.open()
-    for name in LONG_CONTRACT_PARTS:
+    for name in parts:
         with pymupdf.open(corpus_path(f"contracts-en/{name}")) as doc:
             out.insert_pdf(doc)
     count = out.page_count
