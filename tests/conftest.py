@@ -1,6 +1,7 @@
 """Shared fixtures: the corpus, a temporary PAGEWISE_HOME, an empty library, the corpus library."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,6 @@ def corpus_library(corpus, tmp_path_factory):
 def pytest_collection_modifyitems(config, items):
     """./run-tests runs tests/core's fast tests once, without PySide6 (.venv-headless), and then
     sets PAGEWISE_CORE_RAN_HEADLESS=1 for the main run: there they are not run a second time."""
-    import os
     if os.environ.get("PAGEWISE_CORE_RAN_HEADLESS") != "1":
         return
     core = Path(__file__).parent / "core"
