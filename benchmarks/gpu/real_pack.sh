@@ -2,7 +2,7 @@
 # Local side (pip + internet) of the real-weights GPU run (real_steps.sh): everything in
 # git-ignored .gpu/gw/ of the checkout the device tool sends (DEST, default: this repo root):
 #   a/   the app's wheels the device image lacks, llama-cpp-python 0.3.36's trimmed source,
-#        this branch's tracked files (src.tgz), the two documents, real_steps.sh itself
+#        the two documents (the app is the checkout the device tool sends), real_steps.sh itself
 #   gNN  the Qwen2.5-Coder GGUF given (scripts/real_models.py's 1.5B or 0.5B) in 50 MiB parts
 #   vNN  the vLLM 0.26 bundle (benchmarks/gpu/pack.sh) in its 44 MiB parts
 #   sNN  the search's packages as this machine's app venv has them (jieba: Chinese questions;
@@ -23,7 +23,6 @@ python3 -m pip download -q --no-deps --no-binary=:all: -d "$W" llama-cpp-python=
 (cd "$W" && tar xzf llama_cpp_python-0.3.36.tar.gz && cd llama_cpp_python-0.3.36 && \
   rm -rf .git vendor/llama.cpp/.git* vendor/llama.cpp/models/*.gguf vendor/llama.cpp/docs vendor/llama.cpp/benches vendor/llama.cpp/media)
 (cd "$W" && tar cf - llama_cpp_python-0.3.36 | xz -T0 -3 > "$DEST/a/lcp.tar.xz")
-git ls-files -z | tar czf "$DEST/a/src.tgz" --null -T -
 cp /work/shared/corpus/contracts-en/common-paper-mnda.pdf /work/shared/corpus/contracts-en/common-paper-dpa.pdf "$DEST/a/docs/"
 cp benchmarks/gpu/real_steps.sh "$DEST/"
 sha256sum "$GGUF" | cut -c1-64 > "$DEST/a/gguf.sha"

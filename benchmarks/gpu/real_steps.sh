@@ -45,7 +45,7 @@ mkdir -p $OUT; exec > >(tee -a $OUT/steps.txt) 2>&1
 case $step in
 a)
   rm -rf /tmp/src /tmp/lcpst /tmp/gg /tmp/stage /tmp/docs; mkdir -p /tmp/src /tmp/lcpst /tmp/gg /tmp/stage $M
-  tar xzf $GW/a/src.tgz -C /tmp/src && cp -r $GW/a/docs /tmp/docs
+  tar -C "$PWD" --exclude=./.gpu -cf - . | tar -C /tmp/src -xf - && cp -r $GW/a/docs /tmp/docs   # the sent checkout itself
   cp $GW/a/gguf.sha $GW/a/parts.txt $GW/a/bundle.sha256 /tmp/stage/
   cp $GW/a/search.sha /tmp/stage/ 2>/dev/null; cp $GW/a/size /tmp/stage/size
   [ -n "$NOBUILD" ] || { tar xJf $GW/a/lcp.tar.xz -C /tmp/lcpst && (cd /tmp/src && bash benchmarks/gpu/lcp_build.sh start); }
