@@ -104,3 +104,29 @@ def test_a_bare_no_needs_a_quote_about_the_question_not_one_shared_word():
     assert supports(definition, "No, the provider cannot be required to carry cyber insurance.", question) == "unclear"
     clause = "Provider will maintain cyber liability insurance, and Customer may require proof of that insurance."
     assert supports(clause, "Yes.", question) == "supports"
+
+
+def test_the_definition_of_a_shorter_term_does_not_back_the_named_term():
+    """The 1.5B cited 电子签名's definition for “电子签名制作数据” and led with it: a quote that
+    defines only a part of the term the question names is about something else."""
+    q = "电子签名法里反复提到“电子签名制作数据”，这个概念具体指什么？"
+    answer = "电子签名制作数据是指数据电文中以电子形式所含、所附用于识别签名人身份的数据。"
+    wrong = ("第二条本法所称电子签名，是指数据电文中以电子形式所含、所附用于识别签名人身份并表明签名人"
+             "认可其中内容的数据。")
+    right = "电子签名制作数据，是指在电子签名过程中使用的，将电子签名与电子签名人可靠地联系起来的字符、编码等数据。"
+    assert supports(wrong, answer, q) == "unclear"
+    assert supports(right, "电子签名制作数据是指将电子签名与电子签名人可靠地联系起来的字符、编码等数据。", q) == "supports"
+    # A quote defining another term the question does not name whole is left to the other checks.
+    assert supports("此处的控制是指有受控方至少50%直接或间接的投票权。", "控制是指至少50%的投票权。",
+                    "“关联实体”里的控制是指什么？") == "supports"
+
+
+def test_a_penalty_tier_is_backed_only_by_its_own_sentence():
+    """个人信息保护法 第六十六条: the ordinary tier (一百万元以下) was cited for 情节严重 (五千万元以下)."""
+    q = "个人信息保护法对情节严重的违法处理个人信息行为，最高可以处以多少罚款？"
+    ordinary = ("违反本法规定处理个人信息的，由履行个人信息保护职责的部门责令改正，给予警告，没收违法所得；"
+                "拒不改正的，并处一百万元以下罚款")
+    severe = ("有前款规定的违法行为，情节严重的，由省级以上履行个人信息保护职责的部门责令改正，没收违法所得，"
+              "并处五千万元以下或者上一年度营业额百分之五以下罚款")
+    assert supports(ordinary, "最高可以处以一百万元罚款。", q) == "unclear"
+    assert supports(severe, "最高可处五千万元以下或者上一年度营业额百分之五以下罚款。", q) == "supports"

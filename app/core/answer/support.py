@@ -21,6 +21,15 @@ answer ("Customer will have 15 days to review …" cited for "the customer must 
 notice" to end a statement of work) is "unclear", and so is one whose figures differ while it
 speaks of something else (it contradicts nothing the question asked).
 
+A term the question puts in quotation marks ("what does “电子签名制作数据” mean?") names what is
+asked about. A quote that defines a shorter term inside it (本法所称电子签名，是指…) and does not
+hold the named term whole answers for the shorter term: "unclear". Only that case: a quote that
+does not hold the named term otherwise may still answer it (a paraphrase, the next sentence).
+
+A Chinese law sets penalties in tiers, one sentence each (…罚款；情节严重的，…五千万元以下罚款): a
+question about one tier (情节严重) is backed only by a quote naming that tier, not by the
+ordinary tier's sentence with its own figure.
+
 Lexical, not semantic: cheap, explainable, no model. Measured on dev.jsonl with the gold
 quote and gold answer (should support) against the gold quote and another question's
 answer about the same document (should not): see tests/core/test_support.py and the figures in
@@ -132,6 +141,44 @@ def across(question: str, quote: str) -> bool:
     return (cjk_count(question) > len(question) // 4) != (cjk_count(quote) > len(quote) // 4)
 
 
+# A term the question quotes: “…”, "…", 「…」, 『…』 (2–40 characters, not a whole sentence).
+_NAMED = re.compile(r"[“\"「『]([^”\"」』]{2,40})[”\"」』]")
+
+
+def named_terms(question: str) -> list[str]:
+    """The terms the question puts in quotation marks, as written."""
+    return [m.strip() for m in _NAMED.findall(question) if m.strip() and not re.search(r"[。？?！!]", m)]
+
+
+# What a quote defines: "本法所称电子签名，是指", "去标识化，是指", "“General Cap” means".
+_DEFINES = re.compile(r"(?:所称|^|[。；;，,：:）)条])([\u4e00-\u9fff]{2,16})[，,]?是指"
+                      r"|[“\"]([^”\"]{2,40})[”\"]\s+(?:means|shall mean|has the meaning)", re.I)
+
+
+def _squash(text: str) -> str:
+    return "".join(normalize(text).split()).casefold()
+
+
+def defines_part_of_named(question: str, quote: str) -> bool:
+    """Does the quote define a term that is only part of a term the question names, without
+    holding the named term? (电子签名's definition cited for “电子签名制作数据”.)"""
+    named = [_squash(t) for t in named_terms(question)]
+    if not named:
+        return False
+    defined = {_squash(re.split(r"所称|条", a)[-1] if a else b) for a, b in _DEFINES.findall(normalize(quote))}
+    held = _squash(quote)
+    return any(d and d != n and d in n and n not in held for n in named for d in defined)
+
+
+_TIER = re.compile(r"情节(?:特别)?严重|情节(?:较轻|轻微)|特别严重")
+
+
+def other_tier(question: str, quote: str) -> bool:
+    """The question asks about a penalty tier (情节严重) the quote does not name."""
+    tiers = {m for m in _TIER.findall(normalize(question))}
+    return bool(tiers) and not across(question, quote) and not any(t in normalize(quote) for t in tiers)
+
+
 def supports(quote: str, answer: str, question: str) -> str:
     """"supports" | "unclear" | "contradicts": whether the quote backs the answer's claim."""
     if not quote.strip():
@@ -143,6 +190,10 @@ def supports(quote: str, answer: str, question: str) -> str:
     about = about_terms(question, quote)
     if about is not None and about < ABOUT_TERMS:
         return "unclear"            # about something else, whatever figures it shares
+    if defines_part_of_named(question, quote):
+        return "unclear"            # the definition of 电子签名, cited for “电子签名制作数据”
+    if other_tier(question, quote):
+        return "unclear"            # the ordinary tier's fine cited for 情节严重
     a_nums, q_nums = numbers(answer) - numbers(question), numbers(quote)
     if _NOTHING_OWED.search(answer) and q_nums:
         return "contradicts"        # "owes nothing" against a quote that states an amount
