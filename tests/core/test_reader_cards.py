@@ -65,9 +65,12 @@ def test_a_larger_budget_adds_the_sentences_around_each_card(psa):
     assert sum(len(p.text) for p in p_big.passages) > 2 * sum(len(p.text) for p in p_small.passages)
 
 
-def test_a_follow_up_reads_its_own_cards_appended_and_cites_only_them(psa):
+def test_a_follow_up_reads_its_own_cards_in_a_fresh_prompt_and_cites_only_them(psa):
     """The bug seen with the 1.5B model: the follow-up read 0 passages, so its only quotable
-    sentences were the first question's, and its answer cited them."""
+    sentences were the first question's, and its answer cited them. Then, with its cards appended
+    after the earlier turns, it still answered from them or said "does not say": a retrieval
+    follow-up is now a fresh prompt — system, a recap of the earlier exchanges (question, short
+    answer), all of its own cards with a first question's budget, its question last."""
     lib, refs = psa
     conv = qa.Conversation()
     conv.begin([refs[0].doc_id], "retrieval", 256)
@@ -76,18 +79,49 @@ def test_a_follow_up_reads_its_own_cards_appended_and_cites_only_them(psa):
              cards=first.cards)
     evidence2, follow = _prompt(lib, refs, Q2, conv, 256)
     assert follow.passages, "the follow-up must read its own evidence"
-    assert follow.messages[:len(first.messages) - 1] == first.messages[:-1]   # append-only: the prefix kept
-    assert follow.messages[len(first.messages) - 1]["content"] == first.messages[-1]["content"]
+    assert [m["role"] for m in follow.messages] == ["system", "user"]
     last = follow.messages[-1]["content"]
-    for card in evidence2.cards:       # each of its cards: new in this message, or already in the context
-        assert card.quote in last or conv.card_id(card.number, card.page, card.quote)
+    assert Q1 in last and "A: 15 days." in last and last.index(Q1) < last.index("[E") < last.rindex(Q2)
+    assert first.messages[-1]["content"] not in last      # the earlier cards are not sent again
+    for card in evidence2.cards:       # every one of its cards is in its prompt, even one shown before
+        assert card.quote in last
     enum = follow.schema["properties"]["citations"]["items"]["properties"]["card"]["enum"]
     assert enum == follow.cards and set(enum) - set(first.cards)
-    new_ids = [i for p in follow.passages for i in p.ids]
+    new_ids = [i for p in follow.passages for i in p.ids if i not in first.cards]
     assert new_ids and min(int(i[1:]) for i in new_ids) == len(conv.card_refs()) + 1    # numbering goes on
     # the ids the model gives back become those cards' quotes; an id of another question is refused
     cites = verdict.cited_cards([{"card": enum[0]}, {"card": "E999"}], conv.card_refs(follow.passages), enum)
     assert len(cites) == 1 and cites[0]["quote"] in {c.quote for c in evidence2.cards}
+
+
+def test_a_follow_up_card_shown_before_is_sent_again_with_its_id(psa):
+    """The same question twice: its cards keep their ids and are all in the second prompt."""
+    lib, refs = psa
+    conv = qa.Conversation()
+    conv.begin([refs[0].doc_id], "retrieval", 256)
+    evidence, first = _prompt(lib, refs, Q1, conv, 256)
+    conv.add(first.passages, Q1, '{"answer": "15 days.", "citations": [{"card": "E1"}]}', first.tokens, 12,
+             cards=first.cards)
+    _, again = _prompt(lib, refs, Q1, conv, 256)
+    assert again.cards == first.cards
+    text = again.messages[-1]["content"]
+    assert all(card.quote in text for card in evidence.cards) and "[E1" in text
+
+
+def test_the_recap_keeps_the_last_exchanges_short():
+    conv = qa.Conversation()
+    conv.begin([1], "retrieval", 256)
+    for n in range(5):
+        conv.add([], f"Question {n}?", json.dumps({"answer": "x" * 400, "citations": []}), 100, 10)
+    recap = conv.recap("And then?")
+    assert "Question 0?" not in recap and "Question 4?" in recap
+    assert all(len(line) < conv_limit() for line in recap.splitlines())
+    assert "问题" not in recap and "之前" in conv.recap("然后呢？")
+
+
+def conv_limit() -> int:
+    from app.core.answer import conversation
+    return conversation.RECAP_ANSWER_CHARS + 20
 
 
 def test_whole_documents_keep_the_read_prefix_and_add_the_cards_after_them(psa):

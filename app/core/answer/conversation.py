@@ -7,6 +7,10 @@ added (in order, never moved or dropped), the question, and the model's reply as
 generated. A follow-up appends the passages it needs that are not there yet, then its question.
 When the context would overflow, a new conversation starts (the caller says so).
 
+Except a retrieval follow-up with evidence cards: it is sent as a fresh prompt (the system
+prompt, a recap of the last exchanges, its own cards, the question) — see `recaps`. Its turn is
+kept all the same, so the ids of the cards it shows go on from the earlier ones.
+
 Saved as JSON under the cache folder per document set, so a follow-up after a restart builds
 the same prefix and the worker restores it from its disk store.
 """
@@ -20,9 +24,12 @@ from pathlib import Path
 from app.core import paths
 from app.core.answer import prompts
 from app.core.settings import atomic_write
+from app.core.textnorm import language
 
 
 BEST_MARK = "(best match)"    # issue 19.3: the best-ranked passage is first and says so
+RECAP_TURNS = 3               # a card follow-up's recap: the last exchanges, questions and short answers
+RECAP_ANSWER_CHARS = 160      # an earlier answer cut to this in the recap (a long one steered the next)
 
 
 @dataclass(frozen=True)
@@ -109,11 +116,37 @@ class Conversation:
         return self.last_prompt_tokens + self.last_reply_tokens
 
     # --- the messages ---------------------------------------------------------------------------
+    def recaps(self, cards=()) -> bool:
+        """A retrieval follow-up with evidence cards is sent as a fresh prompt: the system prompt,
+        a short recap of the earlier exchanges, then all of its own cards and the question. Sent
+        after the earlier turns as they were (cards, sentences and JSON replies), the 1.5B model
+        answered follow-ups from the earlier cards or said "The document does not say." to
+        questions it answered alone; the shared prefix saved only the earlier cards' reading."""
+        return bool(cards) and self.mode == "retrieval" and bool(self.turns)
+
+    def recap(self, question: str) -> str:
+        """The last exchanges as "Q: … / A: …" lines, the answers cut short (the recap template
+        in the question's language); "" before the first answer."""
+        lines = []
+        for turn in self.turns[-RECAP_TURNS:]:
+            answer = " ".join(_reply_answer(turn.reply).split())
+            if len(answer) > RECAP_ANSWER_CHARS:
+                answer = answer[:RECAP_ANSWER_CHARS].rstrip() + " …"
+            lines.append(f"- Q: {' '.join(turn.question.split())}\n  A: {answer or '-'}")
+        if not lines:
+            return ""
+        return prompts.template(f"recap_{language(question)}").format(turns="\n".join(lines))
+
     def messages(self, question: str, new: list[Passage], cards: list[str] = ()) -> list[dict]:
-        """System prompt, then each earlier turn exactly as sent and answered, then this one.
+        """System prompt, then each earlier turn exactly as sent and answered, then this one
+        (a retrieval follow-up with cards: the system prompt, the recap, its cards and question).
         `cards`: the evidence card ids this question may cite (its own cards, new or already
         in the context)."""
         msgs = [{"role": "system", "content": prompts.template("system")}]
+        if self.recaps(cards):
+            q = prompts.question_text(question, "\n".join(p.text for p in new), cards)
+            body = self._cards_user(len(self.turns), new, q)
+            return msgs + [{"role": "user", "content": f"{self.recap(question)}\n\n{body}"}]
         for i, turn in enumerate(self.turns):
             msgs.append({"role": "user", "content": self._user(i, turn.passages, turn.question, turn.cards)})
             msgs.append({"role": "assistant", "content": turn.reply})
@@ -172,6 +205,15 @@ class Conversation:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__ and k != "turns"}
         known["doc_ids"] = tuple(known.get("doc_ids", ()))
         return cls(**known, turns=turns)
+
+
+def _reply_answer(reply: str) -> str:
+    """The answer text of a raw JSON reply (the reply itself when it is not JSON)."""
+    try:
+        data = json.loads(reply)
+    except ValueError:
+        return reply.strip()
+    return str(data.get("answer", "")).strip() if isinstance(data, dict) else reply.strip()
 
 
 def _passage(data: dict) -> Passage:

@@ -402,6 +402,8 @@ def build_prompt(library, refs: list[DocRef], question: str, client: ChatBackend
         conv.begin([r.doc_id for r in refs], conv.mode, plan.budget, whole_text=conv.whole_text)
         msgs, new, used, ranked, ids = build(ranked)
     fresh = max(0, used - conv.cached_tokens_estimate()) if conv.turns else (0 if options.cached else used)
+    if conv.recaps(ids):                 # a fresh prompt: only the system prompt is shared with the last
+        fresh = max(0, used - count_tokens(client, msgs[:1]))
     if conv.mode == "whole-document" and options.cached and not conv.last_prompt_tokens:   # holds the read
         fresh = max(0, used - count_tokens(client, prompts.messages(conv.whole_text, "", whole=True)))
     reading = Reading(conv.mode, used, fresh, len(new) if conv.mode == "retrieval" else len(refs),
@@ -529,12 +531,13 @@ def _context_sentences(library, refs: list[DocRef], conv: Conversation, prompt: 
     return out
 
 
-def _card_ids(conv: Conversation, cards: list) -> tuple[list[tuple[str, object]], list[str]]:
+def _card_ids(conv: Conversation, cards: list, resend: bool = False) -> tuple[list[tuple[str, object]], list[str]]:
     """Ids for this question's cards: one already in the context keeps its id (it is not sent
-    again), a new one gets the next ("E6" after five). Returns (new cards with their ids,
-    every id of this question's cards, best first)."""
+    again, unless `resend`: a recapped follow-up's fresh prompt carries all of its cards), a
+    new one gets the next ("E6" after five). Returns (the cards to send with their ids, every
+    id of this question's cards, best first)."""
     number = conv.next_card_number()
-    new, ids = [], []
+    new, ids, send = [], [], []
     for card in cards:
         card_id = conv.card_id(card.number, card.page, card.quote) or \
             next((i for i, c in new if (c.number, c.page, c.quote) == (card.number, card.page, card.quote)), None)
@@ -543,14 +546,18 @@ def _card_ids(conv: Conversation, cards: list) -> tuple[list[tuple[str, object]]
             new.append((card_id, card))
         if card_id not in ids:
             ids.append(card_id)
-    return new, ids
+            if resend or (card_id, card) in new:
+                send.append((card_id, card))
+    return send, ids
 
 
 def _build_cards(library, question, client, conv: Conversation, room: int, budget: int, cards: list):
-    """This turn's messages when the question has evidence cards: its new cards, each with the
-    sentences around it as far as the budget goes (a follow-up a share of the first prompt's),
-    never less than the cards themselves; whole documents need the cards only."""
-    new, ids = _card_ids(conv, cards)
+    """This turn's messages when the question has evidence cards: its cards, each with the
+    sentences around it as far as the budget goes, never less than the cards themselves. A
+    retrieval follow-up is a fresh prompt (Conversation.recaps) with all of its cards and a
+    first question's budget; whole documents need the new cards only (the pages are there)."""
+    recap = conv.recaps(cards)
+    new, ids = _card_ids(conv, cards, resend=recap)
     texts: dict[tuple[int, int], str] = {}
 
     def page_text(card) -> str:
@@ -561,6 +568,9 @@ def _build_cards(library, question, client, conv: Conversation, room: int, budge
 
     if conv.mode == "whole-document":
         limit = 0                        # the pages are in the context: the cards point into them
+    elif recap:                          # a fresh prompt: the first question's budget, less the recap
+        limit = min(budget, room) - estimate_tokens(prompts.template("system") + question + conv.recap(question)) \
+            - TEMPLATE_MARGIN
     elif conv.turns:
         first = min(conv.first_budget, conv.first_prompt_tokens or conv.first_budget)
         limit = int(first * FOLLOW_UP_SHARE) - estimate_tokens(question + conv.turns[-1].reply) - TEMPLATE_MARGIN
