@@ -145,6 +145,15 @@ class CitationPanel(QScrollArea):
             self.ensureWidgetVisible(self.cards[index])
         self.sig_citation_activated.emit(self.cards[index].citation)
 
+    def select(self, index: int) -> None:
+        """Mark the card at `index` selected, as it was before a restart, without announcing it:
+        the page the document was left at stays on screen."""
+        if 0 <= index < len(self.cards):
+            for card in self.cards:
+                card.set_selected(card.index == index)
+            self.current = index
+            self.ensureWidgetVisible(self.cards[index])
+
     def step(self, delta: int) -> None:
         """Next (+1) or previous (-1) citation, wrapping around."""
         if self.cards:

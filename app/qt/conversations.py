@@ -9,6 +9,7 @@ carries nothing of the others.
 from __future__ import annotations
 
 from app.qt import transcript_entries as history
+from app.qt import window_state as gui_settings
 
 
 class Conversations:
@@ -50,6 +51,7 @@ class Conversations:
         self.window.chat.set_history(entries)
         if entries:         # the Citations panel lists the shown answer's cards and citations
             self.window.show_entry_sources(entries[-1])
+            self.window.citations.select(gui_settings.selected_card_of(self.window.settings, shown))
         else:
             self.window.citations.set_citations([])
 

@@ -483,6 +483,7 @@ class MainWindow(QMainWindow):
     def show_citation(self, citation) -> None:
         """Jump the matching pane to the cited page and highlight the quoted words."""
         pane = self.pane_for(citation.doc_id)
+        gui_settings.set_selected_card_of(self.settings, self.conversations.current(), self.citations.current)
         if citation.rects:
             pane.show_citation(citation.page, list(citation.rects))
         else:

@@ -118,10 +118,16 @@ class PdfView(QAbstractScrollArea):
         if abs(zoom - self._zoom) < 1e-4 and self._tops:
             return
         anchor = anchor or QPoint(0, 0)
-        doc_y = (self.verticalScrollBar().value() + anchor.y()) / self._scale()
+        # Kept by page and the point within it: the gaps between pages do not scale, so a plain
+        # proportion of the scroll position drifts a page up over a long document.
+        y = self.verticalScrollBar().value() + anchor.y()
+        index = max(0, bisect.bisect_right(self._tops, y + GAP) - 1) if self._tops else -1
+        offset = y - self._tops[index] if index >= 0 else y
+        within = max(0.0, offset) / self._scale()      # in the page: scales; in the gap above: does not
         self._zoom = zoom
         self._relayout()
-        self.verticalScrollBar().setValue(round(doc_y * self._scale() - anchor.y()))
+        top = self._tops[index] if 0 <= index < len(self._tops) else 0.0
+        self.verticalScrollBar().setValue(round(top + min(0.0, offset) + within * self._scale() - anchor.y()))
         self.sig_zoom_changed.emit(zoom)
 
     def _scale(self) -> float:

@@ -51,3 +51,18 @@ def set_page_of(settings: QSettings, sha256: str, page: int) -> None:
     """Kept by content, not path: a document moved or shown from its OCR copy keeps its page."""
     if sha256 and page >= 1:
         settings.setValue(f"pages/{sha256}", int(page))
+
+
+def selected_card_of(settings: QSettings, conversation_id: int | None) -> int:
+    """The Citations panel's card selected when this conversation was last on screen (-1: none)."""
+    if conversation_id is None:
+        return -1
+    try:
+        return int(settings.value(f"selected/{conversation_id}", -1))
+    except (TypeError, ValueError):
+        return -1
+
+
+def set_selected_card_of(settings: QSettings, conversation_id: int | None, index: int) -> None:
+    if conversation_id is not None and index >= 0:
+        settings.setValue(f"selected/{conversation_id}", int(index))

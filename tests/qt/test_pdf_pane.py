@@ -70,6 +70,22 @@ def test_zoom_modes_and_ctrl_wheel(qtbot, pane):
     assert pane.zoom_box.currentText() == "115 %"
 
 
+def test_a_zoom_or_a_resize_keeps_the_page_shown(qtbot, pane):
+    """The gaps between pages do not scale with the zoom: the page at the top stays the page at
+    the top (a restart's page 7 became page 6 when the window's first resize re-fitted it)."""
+    open_pane(qtbot, pane, corpus_path("contracts-zh/civil-code-book3-contracts.pdf"))
+    view = pane.view
+    for page in (7, 30):
+        view.go_to(page)
+        for zoom in (1.6, 0.55, 1.0):
+            view.set_zoom(zoom)
+            assert view.current_page() == page, (page, zoom)
+        view.set_fit("width")
+        pane.resize(700, 900)
+        pane.resize(1100, 900)
+        assert view.current_page() == page
+
+
 def test_page_box_navigates(qtbot, pane):
     open_pane(qtbot, pane, corpus_path("contracts-zh/civil-code-book3-contracts.pdf"))
     pane.page_box.setValue(30)

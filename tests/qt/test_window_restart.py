@@ -103,3 +103,19 @@ def test_citation_cards_fit_a_narrow_panel(qtbot, window):
     assert bar.value() == 0 and not bar.isVisible()
     body = window.citations.widget()
     assert body.width() <= window.citations.viewport().width()
+
+
+def test_the_selected_card_is_selected_again_after_a_restart(qtbot, window, reopen):
+    """The card the reader chose comes back selected; the page the document was left at stays
+    (the selection is not announced again, so the pane does not jump to the card's page)."""
+    open_and_wait(qtbot, window, corpus_path(CSA))
+    evidence = _ask_without_answer(qtbot, window)
+    assert len(evidence.cards) >= 2
+    window.citations.activate(1)                 # as a click on the second card
+    qtbot.waitUntil(lambda: window.pane_a.view.page_count() > 0, timeout=10_000)
+    window.pane_a.view.go_to(1)                  # then the reader went back to the first page
+    window.close()
+    again = reopen()
+    assert again.citations.current == 1
+    assert [c.property("selected") for c in again.citations.cards][:2] == [False, True]
+    qtbot.waitUntil(lambda: again.pane_a.view.current_page() == 1, timeout=10_000)
