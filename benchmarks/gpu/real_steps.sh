@@ -23,7 +23,7 @@ T0=$(date +%s); GW=$PWD/.gpu/gw; step=$1
 export PYTHONUNBUFFERED=1 VLLM_USE_FLASHINFER_SAMPLER=0 NCCL_NVLS_ENABLE=0
 export PYTHONPATH=/tmp/site:/tmp/app-site:/tmp/lcp:/tmp/so LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH
 GG=/tmp/gg/q.gguf; SZ=$(cat /tmp/stage/size 2>/dev/null || echo 0.5b); MID=qwen-coder-$SZ
-GGN=qwen2.5-coder-$SZ-instruct-q4_k_m.gguf; TOML=benchmarks/gpu/qwen${SZ/./}_real.toml; HF=/tmp/hf-$SZ; PART=$((50<<20)); M=/tmp/models
+GGN=qwen2.5-coder-$SZ-instruct-q4_k_m.gguf; TOML=benchmarks/gpu/qwen${SZ//[.b]/}_real.toml; HF=/tmp/hf-$SZ; PART=$((50<<20)); M=/tmp/models
 DOCS="/tmp/docs/common-paper-mnda.pdf /tmp/docs/common-paper-dpa.pdf"
 # dev.jsonl dev-020, dev-021, dev-024 (not stated) on the MNDA; dev-025, dev-026, dev-028 on the DPA;
 # one in Chinese (dev-026's fact, DPA p. 4)
