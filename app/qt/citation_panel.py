@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -86,6 +86,8 @@ class CitationPanel(QScrollArea):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
+        self._pending_reveal = None
+        self.verticalScrollBar().rangeChanged.connect(lambda *_: self._reveal())
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)   # cards wrap to its width
         self.setFrameShape(QFrame.Shape.NoFrame)
@@ -136,6 +138,7 @@ class CitationPanel(QScrollArea):
         """Select the card at `index` and announce its citation."""
         if not 0 <= index < len(self.cards):
             return
+        self._pending_reveal = None
         for card in self.cards:
             card.set_selected(card.index == index)
         self.current = index
@@ -152,7 +155,19 @@ class CitationPanel(QScrollArea):
             for card in self.cards:
                 card.set_selected(card.index == index)
             self.current = index
-            self.ensureWidgetVisible(self.cards[index])
+            self._pending_reveal = self.cards[index]
+            QTimer.singleShot(0, lambda: self._reveal(settled=False))
+
+    def _reveal(self, settled: bool = True) -> None:
+        """Scroll to the selected card once its place is known: a panel rebuilt on restart is
+        laid out later, when the scroll range changes (then the card's place is final)."""
+        card = getattr(self, "_pending_reveal", None)
+        if card is None or card not in self.cards:
+            self._pending_reveal = None
+            return
+        self.ensureWidgetVisible(card)
+        if settled:
+            self._pending_reveal = None
 
     def step(self, delta: int) -> None:
         """Next (+1) or previous (-1) citation, wrapping around."""

@@ -3,6 +3,8 @@ question and the cards already shown), the Citations panel of the answer shown a
 a document's removal, and each document's page."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from tests.qt.conftest import open_and_wait
@@ -119,3 +121,6 @@ def test_the_selected_card_is_selected_again_after_a_restart(qtbot, window, reop
     assert again.citations.current == 1
     assert [c.property("selected") for c in again.citations.cards][:2] == [False, True]
     qtbot.waitUntil(lambda: again.pane_a.view.current_page() == 1, timeout=10_000)
+    if os.environ.get("PAGEWISE_SHOTS"):         # a folder: the restarted window, looked at by hand
+        qtbot.wait(2000)                         # the page rendered, the panel laid out
+        again.grab().save(os.path.join(os.environ["PAGEWISE_SHOTS"], "restart-selected-card.png"))
