@@ -9,6 +9,7 @@ import pytest
 
 from app.core.answer import qa
 from app.core.answer.evidence import find_evidence
+from app.core.answer.verdict import RESCUED_CONTEXT
 from app.core.library import Library
 from app.core.models import catalogue as models
 
@@ -83,8 +84,12 @@ def test_two_questions_on_two_documents_cite_their_own_documents(corpus):
             answer = qa.ask(qa.Question(lib, both, question, 8192, conv, evidence), client, options)
             own = {(c.doc_id, c.page, c.quote) for c in evidence.cards}
             assert json.loads(answer.raw)["citations"] is not None
+            pages = {(d, p) for d, p, _ in own}
             for c in answer.citations:
-                assert (c.doc_id, c.page, c.quote) in own, "a citation outside this question's cards"
+                if c.note == RESCUED_CONTEXT:     # a sentence read beside one of its own cards
+                    assert (c.doc_id, c.page) in pages, "a rescued sentence off this question's card pages"
+                else:
+                    assert (c.doc_id, c.page, c.quote) in own, "a citation outside this question's cards"
             assert conv.turns[-1].cards and all(p.ids for p in conv.turns[-1].passages)
             cited.append({(c.doc_id, c.quote) for c in answer.citations})
         assert not (cited[0] & cited[1]), "both answers cite the same sentence"
