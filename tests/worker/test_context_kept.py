@@ -36,6 +36,10 @@ def test_a_restart_restores_the_read_prompt_instead_of_reading_it_again(monkeypa
     """The same question after a restart (the app reopened): its prompt comes back from the
     worker's disk store. It was read again: the first answer's measured speed changed the
     prompt's budget, so the passages picked, and the stored prompt no longer matched."""
+    from app.core import settings
+    # a budget above the disk store's minimum (kv_store.MIN_TOKENS): at the default 10 s an idle
+    # machine's prompt held 487 tokens, too short to be worth a file, and nothing came back
+    settings.save(settings.Settings(first_token_budget_s=30))
     rt = _fresh_runtime(monkeypatch)
     try:
         before = rt.ask(lib, nda, QUESTION, conversation=Conversation(), mode="retrieval")
