@@ -138,10 +138,7 @@ class CitationPanel(QScrollArea):
         """Select the card at `index` and announce its citation."""
         if not 0 <= index < len(self.cards):
             return
-        self._pending_reveal = None
-        for card in self.cards:
-            card.set_selected(card.index == index)
-        self.current = index
+        self._mark(index)
         if index == 0:      # the first card from its top (it may not be laid out yet)
             self.verticalScrollBar().setValue(0)
         else:
@@ -152,16 +149,20 @@ class CitationPanel(QScrollArea):
         """Mark the card at `index` selected, as it was before a restart, without announcing it:
         the page the document was left at stays on screen."""
         if 0 <= index < len(self.cards):
-            for card in self.cards:
-                card.set_selected(card.index == index)
-            self.current = index
+            self._mark(index)
             self._pending_reveal = self.cards[index]
             QTimer.singleShot(0, lambda: self._reveal(settled=False))
+
+    def _mark(self, index: int) -> None:
+        self._pending_reveal = None
+        for card in self.cards:
+            card.set_selected(card.index == index)
+        self.current = index
 
     def _reveal(self, settled: bool = True) -> None:
         """Scroll to the selected card once its place is known: a panel rebuilt on restart is
         laid out later, when the scroll range changes (then the card's place is final)."""
-        card = getattr(self, "_pending_reveal", None)
+        card = self._pending_reveal
         if card is None or card not in self.cards:
             self._pending_reveal = None
             return

@@ -65,6 +65,16 @@ def test_a_larger_budget_adds_the_sentences_around_each_card(psa):
     assert sum(len(p.text) for p in p_big.passages) > 2 * sum(len(p.text) for p in p_small.passages)
 
 
+def _answered_once(lib, refs):
+    """A retrieval conversation after Q1 was asked and answered: (conversation, evidence, prompt)."""
+    conv = qa.Conversation()
+    conv.begin([refs[0].doc_id], "retrieval", 256)
+    evidence, first = _prompt(lib, refs, Q1, conv, 256)
+    conv.add(first.passages, Q1, '{"answer": "15 days.", "citations": [{"card": "E1"}]}', first.tokens, 12,
+             cards=first.cards)
+    return conv, evidence, first
+
+
 def test_a_follow_up_reads_its_own_cards_in_a_fresh_prompt_and_cites_only_them(psa):
     """The bug seen with the 1.5B model: the follow-up read 0 passages, so its only quotable
     sentences were the first question's, and its answer cited them. Then, with its cards appended
@@ -72,11 +82,7 @@ def test_a_follow_up_reads_its_own_cards_in_a_fresh_prompt_and_cites_only_them(p
     follow-up is now a fresh prompt — system, a recap of the earlier exchanges (question, short
     answer), all of its own cards with a first question's budget, its question last."""
     lib, refs = psa
-    conv = qa.Conversation()
-    conv.begin([refs[0].doc_id], "retrieval", 256)
-    _, first = _prompt(lib, refs, Q1, conv, 256)
-    conv.add(first.passages, Q1, '{"answer": "15 days.", "citations": [{"card": "E1"}]}', first.tokens, 12,
-             cards=first.cards)
+    conv, _, first = _answered_once(lib, refs)
     evidence2, follow = _prompt(lib, refs, Q2, conv, 256)
     assert follow.passages, "the follow-up must read its own evidence"
     assert [m["role"] for m in follow.messages] == ["system", "user"]
@@ -97,11 +103,7 @@ def test_a_follow_up_reads_its_own_cards_in_a_fresh_prompt_and_cites_only_them(p
 def test_a_follow_up_card_shown_before_is_sent_again_with_its_id(psa):
     """The same question twice: its cards keep their ids and are all in the second prompt."""
     lib, refs = psa
-    conv = qa.Conversation()
-    conv.begin([refs[0].doc_id], "retrieval", 256)
-    evidence, first = _prompt(lib, refs, Q1, conv, 256)
-    conv.add(first.passages, Q1, '{"answer": "15 days.", "citations": [{"card": "E1"}]}', first.tokens, 12,
-             cards=first.cards)
+    conv, evidence, first = _answered_once(lib, refs)
     _, again = _prompt(lib, refs, Q1, conv, 256)
     assert again.cards == first.cards
     text = again.messages[-1]["content"]

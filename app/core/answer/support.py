@@ -175,7 +175,7 @@ _TIER = re.compile(r"情节(?:特别)?严重|情节(?:较轻|轻微)|特别严�
 
 def other_tier(question: str, quote: str) -> bool:
     """The question asks about a penalty tier (情节严重) the quote does not name."""
-    tiers = {m for m in _TIER.findall(normalize(question))}
+    tiers = set(_TIER.findall(normalize(question)))
     return bool(tiers) and not across(question, quote) and not any(t in normalize(quote) for t in tiers)
 
 
