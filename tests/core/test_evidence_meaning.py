@@ -109,3 +109,45 @@ def test_a_question_asking_for_a_kind_of_figure_needs_cards_holding_one():
                                        ["Liability is capped at $50,000."])
     assert addressed.value_missing("设立公司法人最低要有多少注册资本？", ["设立法人，法律、行政法规规定须经有关机关批准的，依照其规定。"])
     assert not addressed.value_missing("Who may terminate the agreement?", ["Either party may terminate."])
+
+
+@needs_vectors
+def test_a_new_way_of_splitting_sentences_embeds_only_the_new_sentences_once(corpus, lib, monkeypatch):
+    """A library made before a change in how pages are split is looked over again once: the
+    sentences whose text changed get vectors, the others keep theirs, and a second look finds
+    nothing to do."""
+    info = lib.add(corpus / "contracts-en" / "common-paper-mnda.pdf")
+    lib.embed([info.id])
+    before = _sentence_rows(lib, info.id)
+    assert lib.unembedded([info.id]) == 0
+    page, text = sv.doc_sentences(lib._con, lib._lock, info.id)[3]
+    lib._con.execute("DELETE FROM sentence_vectors WHERE doc_id = ? AND key = ?", (info.id, sv.key(text)))
+    assert lib.unembedded([info.id]) == 0                # done is done until the splitting changes
+    monkeypatch.setattr(sv, "SPLIT", sv.SPLIT + 1)
+    assert lib.unembedded([info.id]) == 1                # the one sentence without its vector
+    lib.embed([info.id])
+    assert lib.embedded_sentences == 1 and _sentence_rows(lib, info.id) == before
+    assert lib.unembedded([info.id]) == 0
+    assert sv.key(text) in lib.sentence_vectors(info.id, page)
+
+
+def test_a_figure_s_panel_labels_and_axis_glyphs_are_no_sentences_or_clauses():
+    """A paper's figure (TraceMonkey p. 6): "(a)" "(b)" "(c)" on lines of their own, then the caption.
+    They were taken for sub-clauses ("Section 4(c)") and glued to the caption; a chart's axis glyphs
+    made a card. A contract's lone "(a)" before its item's text is still a sub-clause."""
+    from app.core.search.sentences import last_clause, page_sentences
+    paper = "\n".join(["4. Nested Trace Tree Formation", "The tree grows at loop headers.", "(a)",
+                       "(b)", "(c)", "Figure 6. We handle type-unstable loops by allowing traces.",
+                       "Traces compile that cannot loop back."])
+    got = [(s.clause, s.text) for s in page_sentences(paper)]
+    assert got[1:] == [("Section 4 Nested Trace Tree Formation",
+                        "Figure 6. We handle type-unstable loops by allowing traces."),
+                       ("Section 4 Nested Trace Tree Formation", "Traces compile that cannot loop back.")]
+    chart = "\n".join(['!"', '#"', '$!"', "&'()*+,\"", "Figure 10. Speedup vs. a baseline interpreter.",
+                       "Our system generates efficient code."])
+    assert [s.text for s in page_sentences(chart)] == ["Figure 10. Speedup vs. a baseline interpreter.",
+                                                       "Our system generates efficient code."]
+    assert last_clause(paper) == "Section 4 Nested Trace Tree Formation"
+    contract = "\n".join(["11.4. Effect of Termination.", "(a)", "Cessation of Services. Upon any termination, "
+                          "Provider will cease to provide the Services."])
+    assert last_clause(contract).startswith("Section 11.4(a)")

@@ -84,6 +84,20 @@ def test_page_number_footer_found_even_in_short_documents():
     assert [strip_running(p, keys) for p in pages] == [["Body one"], ["Body two"]]
 
 
+def test_a_footer_that_extends_the_running_title_goes_with_it():
+    """The scanned MNDA (corpus/bad/scanned-image-only-en.pdf, two pages): the title runs at the top of
+    both, its footer "<title> Version 1.0 free to use under CC BY" survived OCR on one page only; it was
+    glued to the last sentence of that page's card. A sentence that merely mentions the title stays."""
+    title = "Common Paper Mutual Non-Disclosure Agreement"
+    pages = [[title, "1. Introduction. This agreement allows each party", "written notice.", "Page 3 of 5"],
+             [f", {title}", f"{title} terms are these: the Receiving Party will cease", "form the same agreement.",
+              f"{title} Version 1.0 free to use under CC BY", "Page 4 of 5"]]
+    keys = running_keys(pages)
+    assert [strip_running(p, keys) for p in pages] == [
+        ["1. Introduction. This agreement allows each party", "written notice."],
+        [f"{title} terms are these: the Receiving Party will cease", "form the same agreement."]]
+
+
 def test_clause_number_lines_are_not_mistaken_for_running_lines():
     pages = [[f"{i}.1.", f"Clause {i} text that differs {i * 7}", "filler"] for i in range(1, 8)]
     keys = running_keys(pages)

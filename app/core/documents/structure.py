@@ -190,6 +190,14 @@ def strip_running(lines: list[str], keys: set[str], edge: dict[int, str] | None 
     if edge is None:
         edge = edge_keys(lines)
     drop = {i for i, k in edge.items() if k in keys}
+    # A footer may extend a running title ("<title> Version 1.0 free to use under CC BY"),
+    # printed on one page of a short scan or lost by OCR on the others: the bottom lines with
+    # nothing but running lines below them. (At the top, a sentence may open with the title.)
+    titles = [k + " " for k in keys if len(k.split()) >= 3]
+    for i in sorted(edge, reverse=True) if titles else ():
+        if i not in drop and not any(edge[i].startswith(t) for t in titles):
+            break
+        drop.add(i)
     return [line for i, line in enumerate(lines) if line and not line.isspace() and i not in drop]
 
 

@@ -21,6 +21,13 @@ from app.core.search import dense
 from app.core.search.page_text import PageText
 
 BATCH = 8       # sentences per scheduler turn (about one passage's worth of tokens)
+# Raised whenever the pages are split into sentences differently: a library's documents are then
+# looked over again once and only their new sentences embedded (vectors are keyed by text).
+SPLIT = 2
+
+
+def _done_mark() -> str:
+    return f"{dense.MODEL} split {SPLIT}"
 
 
 def key(text: str) -> bytes:
@@ -44,7 +51,7 @@ def doc_sentences(con: sqlite3.Connection, lock, doc_id: int) -> list[tuple[int,
 def _todo_docs(con: sqlite3.Connection, lock, doc_ids: list[int] | None) -> list[int]:
     sql = ("SELECT d.id FROM documents d WHERE NOT EXISTS (SELECT 1 FROM sentence_vector_docs s"
            " WHERE s.doc_id = d.id AND s.model = ?)")
-    args: list = [dense.MODEL]
+    args: list = [_done_mark()]
     if doc_ids is not None:
         sql += f" AND d.id IN ({','.join('?' * len(doc_ids))})"
         args += list(doc_ids)
@@ -101,8 +108,9 @@ def _store(con: sqlite3.Connection, lock, doc_id: int, items: list[tuple[int, st
 
 def _mark_done(con: sqlite3.Connection, lock, doc_id: int) -> None:
     with lock:
+        con.execute("DELETE FROM sentence_vector_docs WHERE doc_id = ?", (doc_id,))
         con.execute("INSERT OR REPLACE INTO sentence_vector_docs SELECT ?, ? WHERE EXISTS "
-                    "(SELECT 1 FROM documents WHERE id = ?)", (doc_id, dense.MODEL, doc_id))
+                    "(SELECT 1 FROM documents WHERE id = ?)", (doc_id, _done_mark(), doc_id))
 
 
 def page_vectors(con: sqlite3.Connection, lock, doc_id: int, page: int) -> dict[bytes, object]:

@@ -56,10 +56,39 @@ def clause_after(clause: str, line: str) -> str:
     return " ".join([number] + words[n:])
 
 
+# A chart's axis glyphs ('!" #" $!"') hold no word: not a sentence.
+_WORDLIKE = re.compile(r"[^\W\d_]{2}|[\u4e00-\u9fff]")
+_LONE_LABEL = re.compile(r"^\s*\(([a-z]|[ivx]{1,4}|\d{1,2})\)\s*$")
+_CAPTION = re.compile(r"^\s*(?:Figure|Fig\.|Table)\s+\d+[.:]")
+
+
+def _figure_lines(lines: list[str]) -> tuple[set[int], set[int]]:
+    """(a figure's panel labels, its caption's first line): "(a)" "(b)" "(c)" on lines of their own,
+    then "Figure 6. …". Panel labels are not sub-clauses and join no sentence; a caption starts
+    its own. A contract's lone "(a)" is followed by the item's text, so it stays a sub-clause."""
+    text = [i for i, line in enumerate(lines) if line.strip()]
+    panels, captions = set(), {i for i in text if _CAPTION.match(lines[i])}
+    for k, i in enumerate(text):
+        if _LONE_LABEL.match(lines[i]):
+            j = k + 1
+            while j < len(text) and _LONE_LABEL.match(lines[text[j]]):
+                j += 1
+            if j < len(text) and text[j] in captions:
+                panels.update(text[k:j])
+    return panels, captions
+
+
 def _blocks(page_text: str, clause: str) -> list[tuple[str, str, str]]:
     """(clause, heading line's start or "", text) per block of lines under one heading."""
     blocks, lines, head = [], [], ""
-    for line in join_hyphenation(page_text).splitlines():
+    page_lines = join_hyphenation(page_text).splitlines()
+    panels, captions = _figure_lines(page_lines)
+    for n, line in enumerate(page_lines):
+        if n in panels:
+            continue
+        if n in captions and lines:
+            blocks.append((clause, head, _join(lines)))
+            head, lines = "", []
         name = clause_after(clause, line)
         if name and line.strip():
             if lines:
@@ -104,7 +133,8 @@ def page_sentences(page_text: str, clause: str = "") -> list[Sentence]:
         parts = [p for s in _END_ZH.split(text) for p in _END_EN.split(s) if p.strip()]
         for i, part in enumerate(parts):
             is_heading = i == 0 and bool(head) and _only_heading(part, name)
-            out += [Sentence(piece.strip(), name, is_heading) for piece in _pieces(part.strip())]
+            out += [Sentence(piece.strip(), name, is_heading) for piece in _pieces(part.strip())
+                    if _WORDLIKE.search(piece)]
     return out
 
 
@@ -116,6 +146,8 @@ def _only_heading(part: str, name: str) -> bool:
 def last_clause(page_text: str) -> str:
     """The last clause heading on a page ("" when it has none): in force on the next page."""
     found = ""
-    for line in page_text.splitlines():
-        found = clause_after(found, line) or found
+    lines = page_text.splitlines()
+    panels, _ = _figure_lines(lines)
+    for n, line in enumerate(lines):
+        found = (clause_after(found, line) if n not in panels else "") or found
     return found
