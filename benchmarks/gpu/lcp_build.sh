@@ -25,10 +25,14 @@ wait)
 run) ;;
 *) echo "usage: lcp_build.sh start | wait N"; exit 2 ;;
 esac
-command -v nvcc > /dev/null || export PATH=/usr/local/cuda/bin:$PATH
-export CUDACXX=$(command -v nvcc)
-export CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=90 -DLLAVA_BUILD=OFF -DGGML_CUDA_NCCL=OFF \
- -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF"
+OFF="-DLLAVA_BUILD=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF"
+if [ -n "$LCP_CPU" ]; then   # CPU only (~1 min on 16 cores instead of ~5): a stand-in on the GPU machine's CPU
+  export CMAKE_ARGS="-DGGML_NATIVE=OFF $OFF"
+else
+  command -v nvcc > /dev/null || export PATH=/usr/local/cuda/bin:$PATH
+  export CUDACXX=$(command -v nvcc)
+  export CMAKE_ARGS="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=90 -DGGML_CUDA_NCCL=OFF $OFF"
+fi
 export CMAKE_BUILD_PARALLEL_LEVEL=$(nproc)
 date +%s > $S/build.start
 python3 -m pip install --no-build-isolation --no-deps --no-cache-dir --upgrade -v \

