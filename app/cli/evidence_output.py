@@ -11,7 +11,8 @@ import sys
 from app.core.answer.evidence.wording import NOT_ADDRESSED, NOT_BACKED
 
 NOT_ADDRESSED_ANSWER = "The document does not appear to address this (the passages above are the nearest)."
-
+# the model found nothing where the search found the passages on topic: the model's view, not the document's
+NOT_FOUND_BY_MODEL = "The model found no answer in the passages above; the search found them on this topic: read them."
 
 
 def evidence_text(evidence) -> str:
@@ -35,7 +36,8 @@ def answer_text(answer) -> str:
     if answer.headline == "answer":
         lines = [f"Answer: {text}" if answer.evidence is not None else text, ""]
     elif getattr(answer, "state", "") == "not_addressed":
-        lines = [NOT_ADDRESSED_ANSWER, f"{NOT_BACKED}: \u201c{text}\u201d", ""]
+        addressed = answer.evidence is not None and answer.evidence.addressed
+        lines = [NOT_FOUND_BY_MODEL if addressed else NOT_ADDRESSED_ANSWER, f"{NOT_BACKED}: \u201c{text}\u201d", ""]
     else:
         lines = [f"{NOT_BACKED}: \u201c{text}\u201d", ""]
     for n, c in enumerate(answer.citations, start=1):

@@ -64,7 +64,9 @@ EXACT: dict[str, str] = {
     "Open a PDF and ask a question. Answers cite pages; click a citation to see the words in the document.":
         "打开 PDF 并提问。回答会注明页码；点击引文即可在文档中看到原文。",
     "Q:": "问：", "Sources:": "来源：", "EVIDENCE": "证据", "ANSWER": "回答", "answer cut off": "回答被截断",
-    "NOT ADDRESSED": "未涉及",
+    "NOT ADDRESSED": "未涉及", "NO ANSWER FOUND BY THE MODEL": "模型未找到答案",
+    "The model found no answer in the cards below; the search found them on this question's topic: read them.":
+        "模型在下面的卡片中没有找到答案；搜索认为它们与这个问题相关：请阅读它们。",
     "The document does not appear to address this question (the cards below are the nearest passages).":
         "文档似乎没有涉及这个问题（下面的卡片是最接近的段落）。",
     "the model is reading…": "模型正在阅读…", "(no passage found)": "（未找到段落）",

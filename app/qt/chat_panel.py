@@ -252,9 +252,11 @@ class ChatPanel(QWidget):
             parts += [compare_view.table_html(index, entry.evidence), compare_view.model_html(entry, markdown_html)]
         elif entry.evidence is not None:
             if entry.state == "done" and entry.shown_as == "not_addressed" and entry.evidence.addressed:
-                parts.append(evidence_view.heading("Not addressed", "#b9770e")      # above the cards
-                             + "<p style='color:#b9770e; margin:0 0 4px 0'>The document does not appear to "
-                             "address this question (the cards below are the nearest passages).</p>")
+                # The model found nothing, but the search found the cards on topic: say whose view it is,
+                # not "the document does not address it" (a small model misses what the cards state).
+                parts.append(evidence_view.heading("No answer found by the model", "#b9770e")      # above the cards
+                             + "<p style='color:#b9770e; margin:0 0 4px 0'>The model found no answer in the "
+                             "cards below; the search found them on this question's topic: read them.</p>")
             parts.append(evidence_view.evidence_html(index, entry.evidence))
             parts.append(self._model_html(entry))
         elif entry.state == "done" and entry.text:

@@ -130,3 +130,14 @@ def test_a_penalty_tier_is_backed_only_by_its_own_sentence():
               "并处五千万元以下或者上一年度营业额百分之五以下罚款")
     assert supports(ordinary, "最高可以处以一百万元罚款。", q) == "unclear"
     assert supports(severe, "最高可处五千万元以下或者上一年度营业额百分之五以下罚款。", q) == "supports"
+
+
+def test_a_short_answer_naming_who_is_backed_by_a_quote_holding_it_about_the_question():
+    """"Provider." to a "who" question: what the answer adds must be in the quote, and the quote about
+    the question; a quote naming the provider on another matter does not back it."""
+    q = "Who may use the Feedback that Customer gives?"
+    assert supports("Provider may use all Feedback freely without any restriction or obligation.", "Provider.", q) \
+        == "supports"
+    assert supports("Provider will maintain the Product in accordance with the Documentation.", "Provider.", q) \
+        == "unclear"
+    assert supports("Customer may use the Feedback portal to submit requests.", "Provider.", q) == "unclear"

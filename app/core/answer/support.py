@@ -215,5 +215,10 @@ def supports(quote: str, answer: str, question: str) -> str:
         # Not in Chinese, whose key terms are phrases a paraphrase splits ("解除合同", "解除委托合同").
         keys = len(_key_terms(question))
         held = about is None or cjk_count(question) > 0 or 2 * about >= keys
+        if not polarity and own:
+            # "Provider." to "who owns the feedback?": the quote must hold what the answer adds
+            # and be about the question ("Provider may use all Feedback freely").
+            named = overlap == 1.0 and (about is None or about >= FIGURE_ABOUT_TERMS)
+            return "supports" if named and held and on_question >= QUESTION_SHARE else "unclear"
         return "supports" if polarity and held and on_question >= QUESTION_SHARE else "unclear"
     return "supports" if overlap >= ANSWER_SHARE else "unclear"
