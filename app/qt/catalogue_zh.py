@@ -173,6 +173,9 @@ PATTERNS: list[tuple[str, object]] = [
     (r"(.+)  — in use", r"\1  — 使用中"),
     (r"(.+)  — recommended  — in use", r"\1  — 推荐  — 使用中"),
     (r"found in ([\d.]+) s, before the model reads anything", r"用时 \1 秒，模型尚未开始阅读"),
+    (r"The model found no answer in the closest passages \((.+)\), which the search found on this question's "
+     r"topic: read them\.", lambda m: f"模型在最接近的段落（{m[1].replace(', ', ' 页，').replace('p. ', '第 ')} 页）中没有找到答案；"
+                                      "搜索认为它们与这个问题相关：请阅读它们。"),
     (r"(.*) · p\. (\d+)(.*)", r"\1 · 第 \2 页\3"),
     (r"Answers come from (.+), run by (.+)\.", r"回答来自 \1，由 \2 运行。"),
     (r"The answer engine did not start: (.+)", r"回答引擎未能启动：\1"),

@@ -20,6 +20,16 @@ def test_the_passages_warning_is_chinese(chinese, qtbot, window):  # noqa: F811
         assert "只读了 2 段中的 1 段" in shown and not english_left(shown.split("只读了")[-1]), shown
 
 
+def test_the_model_found_nothing_warning_is_chinese(chinese, qtbot, window):  # noqa: F811
+    """The model's "not stated" over cards on topic is said as the model's view, in Chinese too."""
+    warning = ("The model found no answer in the closest passages (p. 3, p. 4), which the search found on "
+               "this question's topic: read them.")
+    window.chat.begin("问题")
+    window.chat.finish("", [], f"retrieval · 3.0 s\n{warning}")
+    shown = window.chat.transcript.toPlainText()
+    assert "模型在最接近的段落（第 3 页，第 4 页）中没有找到答案" in shown, shown
+
+
 def test_the_file_dialog_is_chinese(chinese, qtbot, window):  # noqa: F811
     from PySide6.QtWidgets import QFileDialog
     dialog = QFileDialog(window, "Open PDF", str(corpus_path("contracts-en")), "PDF documents (*.pdf)")

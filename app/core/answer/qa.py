@@ -455,8 +455,8 @@ def verify(library, refs: list[DocRef], question: str, conv: Conversation, promp
     warnings[:0] = judged.warnings
     if status == verdict.NOT_ADDRESSED and evidence is not None and evidence.addressed:
         named = ", ".join(f"p. {c.page}" for c in evidence.cards[:3]) or "none"
-        warnings.append(f"The document does not appear to address this (closest passages: {named}); "
-                        "the model found no answer in them.")
+        warnings.append(f"The model found no answer in the closest passages ({named}), which the search "
+                        "found on this question's topic: read them.")
     if reply.cut:
         warnings.insert(0, f"The engine stopped the reply early ({reply.cut}); this is what it wrote until then.")
     if reply.fewer:
