@@ -67,8 +67,6 @@ EXACT: dict[str, str] = {
     "NOT ADDRESSED": "未涉及", "NO ANSWER FOUND BY THE MODEL": "模型未找到答案",
     "The model found no answer in the cards below; the search found them on this question's topic: read them.":
         "模型在下面的卡片中没有找到答案；搜索认为它们与这个问题相关：请阅读它们。",
-    "The document does not appear to address this question (the cards below are the nearest passages).":
-        "文档似乎没有涉及这个问题（下面的卡片是最接近的段落）。",
     "the model is reading…": "模型正在阅读…", "(no passage found)": "（未找到段落）",
     "THE MODEL'S ANSWER (BEING WRITTEN, THEN CHECKED)": "模型的回答（正在撰写，随后核对）",
     "The model's summary is not backed by these passages": "模型的总结没有得到这些段落的支持",
