@@ -7,6 +7,7 @@ on 2 cores, against about 4 for the 17 pages: CI runs the shorter one)."""
 from __future__ import annotations
 
 import json
+import math
 import os
 
 import pymupdf
@@ -34,9 +35,11 @@ def test_review_of_a_long_document_cites_its_parts(tmp_path):
     data = json.loads(run.stdout)
     progress = [line for line in run.stderr.splitlines() if line.startswith("[review] part ")]
     n = len(data["parts"])
-    assert n >= (8 if LONG else 5) and progress[0].startswith(f"[review] part 1 of {n}") and f"part {n} of {n}" in progress[-1]
-    assert data["assembled_from_parts"] and "Assembled from" in data["answer"]
+    # parts of at most the seeds' 5 pages: as many as that takes, more on a slower machine (each
+    # part's size comes from the measured reading speed; a fast idle machine fills the seeds)
     assert all(p["pages"][1] - p["pages"][0] < 5 for p in data["parts"])
+    assert n >= math.ceil(pages / 5) and progress[0].startswith(f"[review] part 1 of {n}") and f"part {n} of {n}" in progress[-1]
+    assert data["assembled_from_parts"] and "Assembled from" in data["answer"]
     cites = data["citations"]
     assert cites and all(c["verified"] for c in cites)
     with pymupdf.open(doc) as pdf:                       # each quote is on its page, really

@@ -185,9 +185,10 @@ def test_stopping_while_vllm_comes_back_leaves_nothing_running(comeback):
 
 # --- the real engines: vLLM (CPU build) killed mid-answer, the llama.cpp stand-in answers ----------
 
-def _enginecore(api_pid: int) -> int | None:
-    from tests.worker.test_vllm_guarantees import _enginecore
-    return _enginecore(api_pid)
+def _kill_enginecore(api_pid: int) -> list[int]:
+    """SIGKILL every EngineCore-titled process under vLLM's API server; their pids."""
+    from tests.worker.test_vllm_guarantees import _kill_enginecore
+    return _kill_enginecore(api_pid)
 
 
 @pytest.mark.slow
@@ -225,9 +226,8 @@ def test_real_vllm_killed_mid_answer_the_stand_in_answers_before_vllm_is_back_th
 
         def kill_enginecore(_text):
             if not killed:                               # the first token streamed: SIGKILL the EngineCore
-                killed["pid"] = _enginecore(first_pid)
                 killed["at"] = time.monotonic()
-                os.kill(killed["pid"], signal.SIGKILL)
+                killed["pid"] = _kill_enginecore(first_pid)
         answer = rt.ask(lib, refs, "Who are the parties?", mode="retrieval", on_delta=kill_enginecore,
                         on_reading=lambda _r: readings.append(time.monotonic()))
         answered_at = time.monotonic()
@@ -253,7 +253,7 @@ def test_real_vllm_killed_mid_answer_the_stand_in_answers_before_vllm_is_back_th
         ready_s = back["restart_s"]                       # vLLM's restart, from its death to ready
         assert back["kind"] == "back" and kill_to_answer < ready_s
         # killed again between answers: the stand-in's speed is known now (measured once above)
-        os.kill(_enginecore(rt.engine.pid), signal.SIGKILL)
+        assert _kill_enginecore(rt.engine.pid)
         second_kill = time.monotonic()
         third = rt.ask(lib, refs, "Which law governs it?", mode="retrieval")
         second_kill_to_answer = time.monotonic() - second_kill
