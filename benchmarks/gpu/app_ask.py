@@ -30,6 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+from tests.support.enginecore import descendants, enginecores  # noqa: E402  (one copy with the tests)
 MiB = 1 << 20
 LOG_LINES = re.compile(r"offload|model buffer|KV buffer|compute buffer|llama_kv_cache: size|"
                        r"Available KV cache memory|GPU KV cache size|Maximum concurrency|Model loading took|"
@@ -124,31 +125,20 @@ class Sampler(threading.Thread):
             self.gauge = reading
 
 
-def _children(pid: int) -> list[int]:
-    out = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            out += [int(c) for c in (task / "children").read_text().split()]
-        except OSError:
-            continue
-    return out + [g for c in out for g in _children(c)]
-
 
 def _kill_enginecore(api_pid: int, after_s: float, record: dict) -> None:
     import os
     import signal
     time.sleep(after_s)
-    for pid in _children(api_pid):
+    for pid in enginecores(api_pid):
         try:
-            name = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:80]
             comm = Path(f"/proc/{pid}/comm").read_text().strip()
         except OSError:
             continue
-        if "EngineCore" in comm or "EngineCore" in name:
-            os.kill(pid, signal.SIGKILL)
-            record["killed"] = {"pid": pid, "comm": comm, "t": round(time.time(), 2)}
-            return
-    record["killed"] = {"error": "no EngineCore child found", "children": _children(api_pid)}
+        os.kill(pid, signal.SIGKILL)
+        record["killed"] = {"pid": pid, "comm": comm, "t": round(time.time(), 2)}
+        return
+    record["killed"] = {"error": "no EngineCore child found", "children": descendants(api_pid)}
 
 
 def bare_and_kill(record: dict, bare: int, kill_after: float | None) -> None:
@@ -195,8 +185,7 @@ def _kill_engine(runtime, record: dict, when: str) -> None:
     import signal
     pid = runtime.engine.pid
     if runtime.plan.engine.value == "vllm":
-        cores = [c for c in _children(pid) if "EngineCore" in Path(f"/proc/{c}/comm").read_text()
-                 or b"EngineCore" in Path(f"/proc/{c}/cmdline").read_bytes()]
+        cores = enginecores(pid)
         pid = cores[0] if cores else None
     entry = {"when": when, "pid": pid, "t": round(time.time(), 3)}
     if pid is None:

@@ -16,6 +16,7 @@ from app.core.plan.hardware import GpuInfo, Hardware
 from app.core.plan.types import Plan
 from app.worker import standin
 from tests.worker.test_recovery import Statuses, record_figure, small_library  # noqa: F401 (a fixture)
+from tests.support.enginecore import kill_enginecores
 from tests.support.waiting import pid_alive
 
 MiB, GiB = 1 << 20, 1 << 30
@@ -185,12 +186,6 @@ def test_stopping_while_vllm_comes_back_leaves_nothing_running(comeback):
 
 # --- the real engines: vLLM (CPU build) killed mid-answer, the llama.cpp stand-in answers ----------
 
-def _kill_enginecore(api_pid: int) -> list[int]:
-    """SIGKILL every EngineCore-titled process under vLLM's API server; their pids."""
-    from tests.worker.test_vllm_guarantees import _kill_enginecore
-    return _kill_enginecore(api_pid)
-
-
 @pytest.mark.slow
 def test_real_vllm_killed_mid_answer_the_stand_in_answers_before_vllm_is_back_then_vllm_answers_again(
         small_library, vllm_py, vllm_kernels, tmp_path, monkeypatch):  # noqa: F811 (the fixture)
@@ -227,7 +222,7 @@ def test_real_vllm_killed_mid_answer_the_stand_in_answers_before_vllm_is_back_th
         def kill_enginecore(_text):
             if not killed:                               # the first token streamed: SIGKILL the EngineCore
                 killed["at"] = time.monotonic()
-                killed["pid"] = _kill_enginecore(first_pid)
+                killed["pid"] = kill_enginecores(first_pid)
         answer = rt.ask(lib, refs, "Who are the parties?", mode="retrieval", on_delta=kill_enginecore,
                         on_reading=lambda _r: readings.append(time.monotonic()))
         answered_at = time.monotonic()
@@ -253,7 +248,7 @@ def test_real_vllm_killed_mid_answer_the_stand_in_answers_before_vllm_is_back_th
         ready_s = back["restart_s"]                       # vLLM's restart, from its death to ready
         assert back["kind"] == "back" and kill_to_answer < ready_s
         # killed again between answers: the stand-in's speed is known now (measured once above)
-        assert _kill_enginecore(rt.engine.pid)
+        assert kill_enginecores(rt.engine.pid)
         second_kill = time.monotonic()
         third = rt.ask(lib, refs, "Which law governs it?", mode="retrieval")
         second_kill_to_answer = time.monotonic() - second_kill

@@ -172,38 +172,6 @@ def test_the_engines_reason_is_the_telling_line_of_its_log():
 
 # --- the real vLLM engine (CPU build): its EngineCore killed mid-answer and between answers -----
 
-def _enginecores(api_pid: int) -> list[int]:
-    """The EngineCore processes under vLLM's API server (it sets its process title; a process it
-    forks inherits that title, so every one of them is returned, parents first)."""
-    todo, seen = [api_pid], []
-    while todo:
-        pid = todo.pop(0)
-        for task in Path(f"/proc/{pid}/task").glob("*"):
-            try:
-                todo += [int(c) for c in (task / "children").read_text().split()]
-            except OSError:
-                continue
-        seen.append(pid)
-    found = []
-    for pid in seen[1:]:
-        try:
-            if "EngineCore" in Path(f"/proc/{pid}/comm").read_text() + \
-                    Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"):
-                found.append(pid)
-        except OSError:
-            continue
-    return found
-
-
-def _kill_enginecore(api_pid: int) -> list[int]:
-    import os
-    import signal
-    pids = _enginecores(api_pid)
-    for pid in pids:
-        os.kill(pid, signal.SIGKILL)
-    return pids
-
-
 @pytest.mark.slow
 def test_real_vllm_enginecore_killed_mid_answer_and_between_answers_is_restarted_and_answers(
         vllm_py, vllm_kernels, tmp_path, monkeypatch):
@@ -212,6 +180,7 @@ def test_real_vllm_enginecore_killed_mid_answer_and_between_answers_is_restarted
     from app.worker import recovery
     from app.worker.engine import Engine
     from tests.worker.conftest import build_awq_smollm2, build_hf_smollm2, vllm_child_env
+    from tests.support.enginecore import kill_enginecores
     from tests.worker.test_vllm_cpu import CPU_ENV
     weights = "awq" if vllm_kernels["awq"] else "float32"
     folder = build_awq_smollm2(vllm_py) if weights == "awq" else build_hf_smollm2(vllm_py)
@@ -239,12 +208,12 @@ def test_real_vllm_enginecore_killed_mid_answer_and_between_answers_is_restarted
 
         def kill_once(_delta):
             if not killed:
-                killed["pids"] = _kill_enginecore(engine.pid)
+                killed["pids"] = kill_enginecores(engine.pid)
         began = time.monotonic()
         reply = ask(on_delta=kill_once)                               # mid-answer
         mid_s = time.monotonic() - began
         assert killed["pids"] and reply.text and engine.recoveries, (killed, reply, said)
-        assert _kill_enginecore(engine.pid)                            # between answers
+        assert kill_enginecores(engine.pid)                            # between answers
         time.sleep(1.0)
         began = time.monotonic()
         again = ask()
