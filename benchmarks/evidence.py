@@ -99,16 +99,16 @@ def load_vectors(lib, questions: list[dict], ids: dict[str, int]) -> None:
     known = _cache(SENTENCE_CACHE)
     todo, pages = [], set()
     for doc_id in sorted(set(ids.values())):
-        for page, text in sv.doc_sentences(con, lock, doc_id):
+        for page, text, embedded in sv.doc_sentences(con, lock, doc_id):
             pages.add((doc_id, page))
-            (todo.append((doc_id, page, text)) if sv.key(text).hex() not in known else
-             sv._store(con, lock, doc_id, [(page, text, known[sv.key(text).hex()])]))
+            (todo.append((doc_id, page, text, embedded)) if sv.key(embedded).hex() not in known else
+             sv._store(con, lock, doc_id, [(page, text, known[sv.key(embedded).hex()])]))
     model = dense._embedder()
     for start in range(0, len(todo), sv.BATCH):
         part = todo[start:start + sv.BATCH]
-        for (doc_id, page, text), vec in zip(part, model.passage([t for _, _, t in part])):
+        for (doc_id, page, text, embedded), vec in zip(part, model.passage([e for *_, e in part])):
             sv._store(con, lock, doc_id, [(page, text, vec)])
-            known[sv.key(text).hex()] = np.asarray(vec, dtype=np.float16)
+            known[sv.key(embedded).hex()] = np.asarray(vec, dtype=np.float16)
         print(f"\r  sentences {start + len(part)}/{len(todo)}", end="", flush=True)
         if start % (sv.BATCH * 25) == 0 or start + sv.BATCH >= len(todo):
             _save_cache(SENTENCE_CACHE, known)

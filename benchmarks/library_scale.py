@@ -147,8 +147,8 @@ def evidence_scale(count: int, queries: int, profile: bool) -> dict:
         known = evidence_bench._cache(evidence_bench.SENTENCE_CACHE)
         sentences = 0
         for ref in refs:
-            items = [(p, t, known[sv.key(t).hex()]) for p, t in sv.doc_sentences(con, lock, ref.doc_id)
-                     if sv.key(t).hex() in known]
+            items = [(p, t, known[sv.key(e).hex()]) for p, t, e in sv.doc_sentences(con, lock, ref.doc_id)
+                     if sv.key(e).hex() in known]
             sv._store(con, lock, ref.doc_id, items)
             sentences += len(items)
         questions = [json.loads(line)["question"] for line in common.EVAL.read_text(encoding="utf-8").splitlines()

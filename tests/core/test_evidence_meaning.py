@@ -29,10 +29,10 @@ def test_sentence_vectors_come_with_the_passage_vectors_and_go_with_their_docume
     assert seen[-1] == (chunks + len(sentences), chunks + len(sentences))
     assert lib.embedded_sentences == len(sentences) == _sentence_rows(lib, info.id)
     assert lib.unembedded([info.id]) == 0
-    page, text = sentences[len(sentences) // 2]
+    page, text, embedded = sentences[len(sentences) // 2]
     stored = lib.sentence_vectors(info.id, page)[sv.key(text)]
-    own = dense._embedder().passage([text, text])[0]
-    assert float(stored @ own) > 0.99                 # the vector of that very sentence
+    own = dense._embedder().passage([embedded, embedded])[0]
+    assert float(stored @ own) > 0.99                 # the vector of that very sentence, in its context
     lib.remove(info.id)
     assert _sentence_rows(lib, info.id) == 0
 
@@ -73,7 +73,7 @@ def test_the_pages_of_the_closest_sentences_of_the_whole_document(corpus, lib):
     # the first page holds the sentence closest to the question of all the document's sentences
     q = dense._query_vector(question)
     best = max(sv.doc_sentences(lib._con, lib._lock, info.id),
-               key=lambda pt: float(lib.sentence_vectors(info.id, pt[0])[sv.key(pt[1])] @ q))
+               key=lambda item: float(lib.sentence_vectors(info.id, item[0])[sv.key(item[1])] @ q))
     assert found[0][0] == best[0]
 
 
@@ -120,7 +120,7 @@ def test_a_new_way_of_splitting_sentences_embeds_only_the_new_sentences_once(cor
     lib.embed([info.id])
     before = _sentence_rows(lib, info.id)
     assert lib.unembedded([info.id]) == 0
-    page, text = sv.doc_sentences(lib._con, lib._lock, info.id)[3]
+    page, text, _ = sv.doc_sentences(lib._con, lib._lock, info.id)[3]
     lib._con.execute("DELETE FROM sentence_vectors WHERE doc_id = ? AND key = ?", (info.id, sv.key(text)))
     assert lib.unembedded([info.id]) == 0                # done is done until the splitting changes
     monkeypatch.setattr(sv, "SPLIT", sv.SPLIT + 1)
@@ -151,3 +151,27 @@ def test_a_figure_s_panel_labels_and_axis_glyphs_are_no_sentences_or_clauses():
     contract = "\n".join(["11.4. Effect of Termination.", "(a)", "Cessation of Services. Upon any termination, "
                           "Provider will cease to provide the Services."])
     assert last_clause(contract).startswith("Section 11.4(a)")
+
+
+def test_a_short_list_item_is_content_and_is_read_with_its_lead_in():
+    """"（一）配偶；" under "…由下列有监护能力的人按顺序担任监护人：" was taken for a heading (short,
+    like its label) and could never be a card; an item's vector is made of it with the sentence
+    introducing its list and its clause's title, since alone it says nothing."""
+    from app.core.search.sentences import clause_title, in_context, page_sentences
+    page = "\n".join(["第二十八条 无民事行为能力的成年人，由下列有监护能力的人按顺序担任监护人：", "（一）配偶；",
+                      "（二）父母、子女；", "第二十九条 被监护人的父母担任监护人的，可以通过遗嘱指定监护人。",
+                      "4. Service Levels. Provider will use efforts to meet the following:",
+                      "(a) available 99.9% of the time;", "5. Fees.", "Fees are due in 30 days."])
+    sentences = page_sentences(page)
+    texts = [s.text for s in sentences]
+    item = texts.index("（一）配偶；")
+    assert not sentences[item].heading and sentences[item].clause == "第二十八条（一）"
+    assert in_context(sentences, item) == texts[0] + " （一）配偶；"
+    assert in_context(sentences, item + 1).endswith("（二）父母、子女；") and texts[0] in in_context(sentences, item + 1)
+    assert in_context(sentences, texts.index(texts[3])) == texts[3]     # no list, no Chinese title
+    sla = texts.index("(a) available 99.9% of the time;")
+    assert in_context(sentences, sla) == ("Service Levels Provider will use efforts to meet the following: "
+                                          "(a) available 99.9% of the time;")
+    assert in_context(sentences, texts.index("Fees are due in 30 days.")) == "Fees are due in 30 days."
+    assert [s.heading for s in sentences if s.text in ("5. Fees.",)] == [True]
+    assert clause_title("Section 4.1(a) Service Levels") == "Service Levels" and clause_title("第十八条") == ""

@@ -121,6 +121,13 @@ def heading_of(line: str) -> Heading | None:
     return Heading(label=label, level=level, title=title, key=key)
 
 
+def after_label(line: str) -> str | None:
+    """The line's text after its heading's number ("（一）配偶；" → "配偶；"), None when it heads nothing."""
+    s = line.strip()
+    m = _ANY.match(s) if _MAYBE.match(line) else None
+    return s[m.end():] if m else None
+
+
 # What follows "Section 12" when the line cites it rather than heads it: "(General Terms),",
 # "of this Agreement", "and 13", "; …" — a lower-case word or list punctuation, after an
 # optional parenthesised title.

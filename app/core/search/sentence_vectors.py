@@ -19,32 +19,43 @@ from app.core import cpu_work
 from app.core.db import transaction
 from app.core.search import dense
 from app.core.search.page_text import PageText
+from app.core.search.sentences import in_context
 
 BATCH = 8       # sentences per scheduler turn (about one passage's worth of tokens)
 # Raised whenever the pages are split into sentences differently: a library's documents are then
 # looked over again once and only their new sentences embedded (vectors are keyed by text).
-SPLIT = 2
+SPLIT = 3
+# Raised whenever what a sentence's vector is made of changes (sentences.in_context): the vectors
+# are stored under a tag of their own, so the old ones are never read and each document is embedded anew.
+CONTEXT = 1
+
+
+def tag() -> str:
+    """The stored vectors' tag: the embedder and what its sentences' texts hold."""
+    return f"{dense.MODEL} context {CONTEXT}"
 
 
 def _done_mark() -> str:
-    return f"{dense.MODEL} split {SPLIT}"
+    return f"{tag()} split {SPLIT}"
 
 
 def key(text: str) -> bytes:
     return hashlib.sha1(text.encode("utf-8", "replace")).digest()[:8]
 
 
-def doc_sentences(con: sqlite3.Connection, lock, doc_id: int) -> list[tuple[int, str]]:
-    """(page, sentence) for every sentence of the document worth a vector, in order."""
+def doc_sentences(con: sqlite3.Connection, lock, doc_id: int) -> list[tuple[int, str, str]]:
+    """(page, sentence, the text embedded for it) for every sentence of the document worth a
+    vector, in order (the embedded text: the sentence in its context, sentences.in_context)."""
     with lock:
         pages = dict(con.execute("SELECT number, text FROM pages WHERE doc_id = ?", (doc_id,)).fetchall())
     reader = PageText(lambda p: pages.get(p, ""), max(pages, default=0))
     out, seen = [], set()
     for page in sorted(pages):
-        for s in reader.sentences(page):
+        sentences = reader.sentences(page)
+        for i, s in enumerate(sentences):
             if not s.heading and s.text.strip() and (page, s.text) not in seen:
                 seen.add((page, s.text))
-                out.append((page, s.text))
+                out.append((page, s.text, in_context(sentences, i)))
     return out
 
 
@@ -59,11 +70,11 @@ def _todo_docs(con: sqlite3.Connection, lock, doc_ids: list[int] | None) -> list
         return [r[0] for r in con.execute(sql + " ORDER BY d.id", args)]
 
 
-def _missing(con: sqlite3.Connection, lock, doc_id: int) -> list[tuple[int, str]]:
+def _missing(con: sqlite3.Connection, lock, doc_id: int) -> list[tuple[int, str, str]]:
     with lock:
         have = {(p, bytes(k)) for p, k in con.execute(
-            "SELECT page, key FROM sentence_vectors WHERE doc_id = ? AND model = ?", (doc_id, dense.MODEL))}
-    return [(p, t) for p, t in doc_sentences(con, lock, doc_id) if (p, key(t)) not in have]
+            "SELECT page, key FROM sentence_vectors WHERE doc_id = ? AND model = ?", (doc_id, tag()))}
+    return [item for item in doc_sentences(con, lock, doc_id) if (item[0], key(item[1])) not in have]
 
 
 def missing_count(con: sqlite3.Connection, lock, doc_ids: list[int] | None) -> int:
@@ -86,8 +97,8 @@ def embed_missing(con: sqlite3.Connection, lock, doc_ids: list[int] | None,
                     raise dense.Cancelled(f"stopped after {done} of {total} sentences")
                 part = todo[start:start + BATCH]
                 with dense._run:
-                    vectors = model.passage([t for _, t in part])
-                _store(con, lock, doc_id, [(p, t, v) for (p, t), v in zip(part, vectors)])
+                    vectors = model.passage([embedded for _, _, embedded in part])
+                _store(con, lock, doc_id, [(p, t, v) for (p, t, _), v in zip(part, vectors)])
             done += len(part)
             if progress:
                 progress(done, total)
@@ -98,7 +109,7 @@ def embed_missing(con: sqlite3.Connection, lock, doc_ids: list[int] | None,
 def _store(con: sqlite3.Connection, lock, doc_id: int, items: list[tuple[int, str, object]]) -> None:
     """Saved only while the document is still in the library (removed meanwhile: dropped)."""
     import numpy as np
-    rows = [(doc_id, p, key(t), dense.MODEL, np.asarray(v, dtype=np.float16).tobytes(), doc_id)
+    rows = [(doc_id, p, key(t), tag(), np.asarray(v, dtype=np.float16).tobytes(), doc_id)
             for p, t, v in items]
     with lock:
         with transaction(con):
@@ -109,6 +120,7 @@ def _store(con: sqlite3.Connection, lock, doc_id: int, items: list[tuple[int, st
 def _mark_done(con: sqlite3.Connection, lock, doc_id: int) -> None:
     with lock:
         con.execute("DELETE FROM sentence_vector_docs WHERE doc_id = ?", (doc_id,))
+        con.execute("DELETE FROM sentence_vectors WHERE doc_id = ? AND model != ?", (doc_id, tag()))
         con.execute("INSERT OR REPLACE INTO sentence_vector_docs SELECT ?, ? WHERE EXISTS "
                     "(SELECT 1 FROM documents WHERE id = ?)", (doc_id, _done_mark(), doc_id))
 
@@ -118,7 +130,7 @@ def page_vectors(con: sqlite3.Connection, lock, doc_id: int, page: int) -> dict[
     import numpy as np
     with lock:
         rows = con.execute("SELECT key, vec FROM sentence_vectors WHERE doc_id = ? AND page = ? AND model = ?",
-                           (doc_id, page, dense.MODEL)).fetchall()
+                           (doc_id, page, tag())).fetchall()
     return {bytes(k): np.frombuffer(v, dtype=np.float16).astype(np.float32) for k, v in rows}
 
 
@@ -129,7 +141,7 @@ def best_pages(con: sqlite3.Connection, lock, doc_id: int, question: str, k: int
     import numpy as np
     with lock:
         rows = con.execute("SELECT page, vec FROM sentence_vectors WHERE doc_id = ? AND model = ?",
-                           (doc_id, dense.MODEL)).fetchall()
+                           (doc_id, tag())).fetchall()
     if not rows or k <= 0:
         return []
     matrix = np.frombuffer(b"".join(v for _, v in rows), dtype=np.float16).reshape(len(rows), -1)

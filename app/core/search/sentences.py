@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.core.documents.structure import heading_of
+from app.core.documents.structure import after_label, heading_of
 from app.core.textnorm import cjk_count, drop_cjk_spaces, join_hyphenation
 
 MAX_WORDS = 60          # longer sentences are cut (a card shows a sentence or two, not a clause)
@@ -132,14 +132,20 @@ def page_sentences(page_text: str, clause: str = "") -> list[Sentence]:
     for name, head, text in _blocks(page_text, clause):
         parts = [p for s in _END_ZH.split(text) for p in _END_EN.split(s) if p.strip()]
         for i, part in enumerate(parts):
-            is_heading = i == 0 and bool(head) and _only_heading(part, name)
+            is_heading = i == 0 and bool(head) and _only_heading(part, name, head)
             out += [Sentence(piece.strip(), name, is_heading) for piece in _pieces(part.strip())
                     if _WORDLIKE.search(piece)]
     return out
 
 
-def _only_heading(part: str, name: str) -> bool:
-    """The block's first sentence is no more than its heading ("9. Governing Law and Jurisdiction.")."""
+def _only_heading(part: str, name: str, head: str) -> bool:
+    """The block's first sentence is no more than its heading ("9. Governing Law and Jurisdiction.").
+    An untitled heading (第十条, a sub-item "（一）", "(a)") starts its body on the same line: a short
+    item ("（一）配偶；", "(a) patient data;") is content, and only the bare label is a heading."""
+    h = heading_of(head)
+    if h is not None and not h.title:
+        rest = after_label(part)
+        return rest is not None and not _WORDLIKE.search(rest)
     return len(part.split()) <= len(name.split()) + 2 and cjk_count(part) <= cjk_count(name) + 4
 
 
@@ -151,3 +157,51 @@ def last_clause(page_text: str) -> str:
     for n, line in enumerate(lines):
         found = (clause_after(found, line) if n not in panels else "") or found
     return found
+
+
+_NUMBER = re.compile(r"^(?:(?:Section|Article|Clause)\s+)?(?:[\dA-Z]{1,3}(?:\.\d+)*\.?(?=[\s(（]|$))?"
+                     r"(?:\([^)]*\)|（[^）]*）)*\s*")
+_CN_ARTICLE = re.compile(r"^第[^条章节]{1,8}[条章节](?:（[^）]*）)*\s*")
+
+
+def clause_title(clause: str) -> str:
+    """The words of a clause's name without its number: "Section 4.1(a) Service Levels" →
+    "Service Levels"; "第十八条" → "" (Chinese articles have no titles)."""
+    rest = _CN_ARTICLE.sub("", clause)
+    return _NUMBER.sub("", rest, count=1).strip() if rest == clause else rest.strip()
+
+
+def _number(clause: str) -> tuple[str, bool]:
+    """(the clause's number without sub-item labels, whether it names a sub-item)."""
+    words = clause.split(" ")
+    n = 2 if words[0] in ("Section", "Article") and len(words) > 1 else 1
+    number = " ".join(words[:n])
+    base = _SUB_LABELS.sub("", number)
+    return base, base != number
+
+
+def _lead_in(sentences: list[Sentence], i: int) -> str:
+    """The sentence introducing sentence i's list ("…不适用下列文书：" before "（一）…"): the
+    nearest earlier sentence of the parent clause, past sibling items, when it ends with a colon."""
+    base, item = _number(sentences[i].clause)
+    if not item:
+        return ""
+    for j in range(i - 1, max(-1, i - 12), -1):
+        other, other_item = _number(sentences[j].clause)
+        if other != base:
+            return ""
+        if not other_item:
+            text = sentences[j].text.rstrip()
+            return text if text.endswith((":", "：")) else ""
+    return ""
+
+
+def in_context(sentences: list[Sentence], i: int) -> str:
+    """Sentence i as its meaning is read (its sentence vector's text): its clause's title and,
+    for a list item, the sentence introducing the list, before its own words — "（一）配偶；"
+    means nothing alone, "Service Levels: … 99.9% of the time" says what it is about."""
+    s = sentences[i]
+    title = clause_title(s.clause)
+    if title and title.casefold() in s.text.casefold():
+        title = ""
+    return " ".join(p for p in (title, _lead_in(sentences, i), s.text) if p)
