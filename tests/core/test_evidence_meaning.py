@@ -59,6 +59,11 @@ def test_question_shapes_are_read_from_the_wording():
     assert shapes.fits("duration", "within thirty (30) days after receipt")
     assert shapes.fits("permission", "用人单位不得扣押劳动者的居民身份证")
     assert not shapes.fits("duration", "The parties agree as follows.")
+    assert "figure" in shapes.shapes("What interest or charge can the provider add to a late invoice?")
+    assert "figure" in shapes.shapes("逾期付款需要支付多少滞纳金？")
+    assert shapes.fits("figure", "Late payments are subject to a charge of 1.5% per month")
+    assert shapes.fits("figure", "three times (3x) the fees paid")
+    assert not shapes.fits("figure", "Provider will invoice Customer for the fees.")
 
 
 @needs_vectors
@@ -175,3 +180,15 @@ def test_a_short_list_item_is_content_and_is_read_with_its_lead_in():
     assert in_context(sentences, texts.index("Fees are due in 30 days.")) == "Fees are due in 30 days."
     assert [s.heading for s in sentences if s.text in ("5. Fees.",)] == [True]
     assert clause_title("Section 4.1(a) Service Levels") == "Service Levels" and clause_title("第十八条") == ""
+
+
+def test_a_card_that_introduces_a_list_quotes_it_with_its_best_item(corpus, lib):
+    """"前款规定不适用下列文书：" says nothing alone: the card goes on to the item that answers
+    ("（一）涉及婚姻、收养、继承等人身关系的"), quoted as one verified run of the page."""
+    info = lib.add(corpus / "contracts-zh" / "electronic-signature-law.pdf")
+    refs = [qa.DocRef(1, info.id, "electronic-signature-law.pdf")]
+    ev = find_evidence(lib, refs, "涉及继承等人身关系的文书，能不能适用电子签名？")
+    lead = [c for c in ev.cards if "不适用下列文书：" in c.quote]
+    assert lead, [c.quote for c in ev.cards]
+    assert "（一）涉及婚姻、收养、继承等人身关系的" in lead[0].quote and lead[0].citation().verified
+    assert not any(c.quote.rstrip().endswith("：") for c in ev.cards)

@@ -180,20 +180,29 @@ def _number(clause: str) -> tuple[str, bool]:
     return base, base != number
 
 
-def _lead_in(sentences: list[Sentence], i: int) -> str:
-    """The sentence introducing sentence i's list ("…不适用下列文书：" before "（一）…"): the
-    nearest earlier sentence of the parent clause, past sibling items, when it ends with a colon."""
+def lead_in(sentences: list[Sentence], i: int) -> int | None:
+    """The index of the sentence introducing sentence i's list ("…不适用下列文书：" before "（一）…"):
+    the nearest earlier sentence of the parent clause, past sibling items, when it ends with a colon."""
     base, item = _number(sentences[i].clause)
     if not item:
-        return ""
+        return None
     for j in range(i - 1, max(-1, i - 12), -1):
         other, other_item = _number(sentences[j].clause)
         if other != base:
-            return ""
+            return None
         if not other_item:
-            text = sentences[j].text.rstrip()
-            return text if text.endswith((":", "：")) else ""
-    return ""
+            return j if sentences[j].text.rstrip().endswith((":", "：")) else None
+    return None
+
+
+def items_of(sentences: list[Sentence], i: int) -> list[int]:
+    """The indices of the list items sentence i introduces (none unless it ends with a colon)."""
+    out = []
+    for j in range(i + 1, len(sentences)):
+        if lead_in(sentences, j) != i:
+            break
+        out.append(j)
+    return out
 
 
 def in_context(sentences: list[Sentence], i: int) -> str:
@@ -204,4 +213,5 @@ def in_context(sentences: list[Sentence], i: int) -> str:
     title = clause_title(s.clause)
     if title and title.casefold() in s.text.casefold():
         title = ""
-    return " ".join(p for p in (title, _lead_in(sentences, i), s.text) if p)
+    lead = lead_in(sentences, i)
+    return " ".join(p for p in (title, sentences[lead].text if lead is not None else "", s.text) if p)

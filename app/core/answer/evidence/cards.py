@@ -16,6 +16,7 @@ from app.core.answer.refs import DocRef, ranked_hits
 from app.core.documents import tables
 from app.core.documents.types import Hit
 from app.core.search import dense, sentence_vectors
+from app.core.search import sentences as sentence_split
 from app.core.search.page_text import PageText
 from app.core.search.sentences import Sentence
 
@@ -40,7 +41,7 @@ SECOND_CARD = 0.3       # how far a page's second card ranks below its first
 VECTOR_WEIGHT = 1.5
 COS_FLOOR = 0.75
 MEANING_MIN = 0.6
-SHAPE_WEIGHT = 0.15     # a sentence of the kind the question asks for (shapes.py)
+SHAPE_WEIGHT = 0.5      # a sentence of the kind the question asks for (shapes.py)
 # Asked in the other language than a document's: its pages holding the sentences closest to
 # the question (all its sentences, by vector) join the search's pages as candidates. The tuning
 # halves' five cross-lingual questions could not tell 1-4 pages apart (gold sentence 3/5, page
@@ -48,6 +49,11 @@ SHAPE_WEIGHT = 0.15     # a sentence of the kind the question asks for (shapes.p
 # page in 3 there) and the third set (cross-lingual gold sentence 0.29 → 0.36, page in 3
 # 0.50 → 0.64): for this one constant they are not an independent check.
 CROSS_PAGES = 2
+# A card whose sentence introduces a list ("…不适用下列文书：") quotes it with its items up to
+# the best one when that fits in LIST_ITEMS words or LIST_ITEMS_CJK Chinese characters (a card
+# stays a passage's length), else the best item alone (0: the lead-in alone, as any sentence).
+LIST_ITEMS = 70
+LIST_ITEMS_CJK = 120
 CROSS_DOCS = 3          # at most this many documents searched so (each reads its sentence vectors)
 
 
@@ -169,6 +175,19 @@ def _meaning(cos, best_cos) -> float:
     return max(0.0, cos - COS_FLOOR) / max(best_cos - COS_FLOOR, 1e-6)
 
 
+def _joined(texts: list[str]) -> str:
+    out = texts[0]
+    for t in texts[1:]:
+        out += ("" if textnorm.cjk_count(out[-1:]) else " ") + t
+    return out
+
+
+def _fits(text: str) -> bool:
+    """The text is short enough for one card (LIST_ITEMS words, or LIST_ITEMS_CJK Chinese characters)."""
+    cjk = textnorm.cjk_count(text)
+    return cjk <= LIST_ITEMS_CJK if cjk > len(text) // 3 else len(text.split()) <= LIST_ITEMS
+
+
 def _close(cos: float, best_cos) -> bool:
     return bool(cos) and _meaning(cos, best_cos) >= MEANING_MIN
 
@@ -225,19 +244,26 @@ def _page_cards(doc: _DocPages, c: _Candidate, weights: TermWeights, best_hit: f
             break
         if (out and not about[i]) or i in taken:
             continue
-        text, taken = c.sentences[i].text, taken | {i}
-        nxt = i + 1
-        if nxt < len(c.sentences) and usable[nxt] and c.sentences[nxt].clause == c.sentences[i].clause \
-                and shares[nxt] >= SECOND_SENTENCE * shares[i] > 0:
-            joiner = "" if textnorm.cjk_count(text[-1:]) else " "
-            text, taken = text + joiner + c.sentences[nxt].text, taken | {nxt}
+        span, clause = [i], c.sentences[i].clause
+        if (nxt := i + 1) < len(c.sentences) and usable[nxt] and c.sentences[nxt].clause == clause \
+                and shares[nxt] >= SECOND_SENTENCE * shares[i] > 0 and not sentence_split.items_of(c.sentences, i):
+            span.append(nxt)
+        items = [j for j in sentence_split.items_of(c.sentences, span[-1]) if usable[j]] if LIST_ITEMS else []
+        if items:       # a list's lead-in says little alone: quoted with its items up to the best one
+            best = max(items, key=lambda j: (score[j], -j))
+            whole = list(range(span[0], best + 1))
+            if _fits(" ".join(c.sentences[j].text for j in whole)):
+                span = whole
+            elif len(span) == 1:        # too long: the best item alone, under its own clause
+                span, clause = [best], c.sentences[best].clause
+        text, taken = _joined([c.sentences[j].text for j in span]), taken | set(span)
         cited = verify_quote(c.ref.doc_id, c.ref.label, c.hit.page, text, {c.hit.page: doc.raw(c.hit.page)})
         if not cited.verified and not c.hit.text.startswith(tables.MARKER):
             continue
         share = max(shares[i], weights.share(Words.of(text)))
         # a page's second card ranks below every page's first (pages first, then depth)
         out.append(EvidenceCard(c.ref.doc_id, c.ref.label, c.ref.number, c.hit.page,
-                                cited.quote if cited.verified else text, c.sentences[i].clause,
+                                cited.quote if cited.verified else text, clause,
                                 score[i] + page_prior - SECOND_CARD * len(out), share,
                                 meaning=c.cos[i] or 0.0))
     return out
