@@ -1,14 +1,16 @@
 """Evidence cards (issue 29): found from the search alone, before any model — how fast, and
 how often they hold the gold page and the gold sentence.
 
-    .venv/bin/python benchmarks/evidence.py [--busy] [--signal] [--third PATH] [--index-time]
+    .venv/bin/python benchmarks/evidence.py [--busy] [--signal] [--third PATH] [--fourth PATH] [--index-time]
                                             [--answers N] [--set NAME=VALUE …]
 
 Questions: shared/eval/dev.jsonl and the two independent sets (benchmarks/eval/second-en,
 second-zh), each split into a tuning and a checking half (benchmarks/retrieval.py `split`:
 per language and type, by the SHA-1 of the id), and the third set (benchmarks/eval/third.jsonl,
 written apart from this code) as a half of its own that nothing is tuned on. Constants are
-chosen on the tuning half; the checking half and the third set only confirm them. Vectors: the
+chosen on the tuning half; the checking half, the third set and the fourth (benchmarks/eval/fourth.jsonl:
+cross-lingual questions, paraphrases and unanswerable near misses, written apart from this code
+after the dictionary across languages was chosen) only confirm them. Vectors: the
 passages' and every sentence's of the questions' documents, cached by text in the temp folder. Per half and
 group (English, Chinese — all answerable questions by their language —, cross-lingual,
 definition, numeric, comparison, unanswerable):
@@ -99,7 +101,8 @@ def load_vectors(lib, questions: list[dict], ids: dict[str, int]) -> None:
     known = _cache(SENTENCE_CACHE)
     todo, pages = [], set()
     for doc_id in sorted(set(ids.values())):
-        for page, text, embedded in sv.doc_sentences(con, lock, doc_id):
+        for item in sv.doc_sentences(con, lock, doc_id):
+            page, text, embedded = item if len(item) == 3 else (*item, item[1])   # (older code: no context)
             pages.add((doc_id, page))
             (todo.append((doc_id, page, text, embedded)) if sv.key(embedded).hex() not in known else
              sv._store(con, lock, doc_id, [(page, text, known[sv.key(embedded).hex()])]))
@@ -155,6 +158,7 @@ def load_questions() -> list[dict]:
 
 
 THIRD = common.ROOT / "benchmarks" / "eval" / "third.jsonl"   # never tuned on: reported as its own half
+FOURTH = common.ROOT / "benchmarks" / "eval" / "fourth.jsonl"  # the same
 
 
 def groups(q: dict) -> list[str]:
@@ -207,9 +211,9 @@ GROUPS = ("en", "zh", "cross-lingual", "definition", "numeric", "comparison", "u
 def table(rows: list[dict], halves: dict[str, str]) -> str:
     out = [f"{'half':6s} {'group':14s} {'n':>3s} {'first':>6s} {'page@3':>7s} {'page@5':>7s} {'sentence':>8s} "
            f"{'refused':>8s} {'caught':>8s}"]
-    for half in ("tune", "check", "third", "all"):
+    for half in ("tune", "check", "third", "fourth", "all"):
         for name in GROUPS:
-            rs = [r for r in rows if (half == "all" and halves[r["id"]] != "third" or half == halves[r["id"]])
+            rs = [r for r in rows if (half == "all" and halves[r["id"]] in ("tune", "check") or half == halves[r["id"]])
                   and (name in r["groups"] or (name == "answerable" and r["answerable"]))]
             if not rs:
                 continue
@@ -349,6 +353,8 @@ def main(argv=None) -> None:
                     help="choose the not-addressed weights and threshold on the tuning halves, show all halves")
     ap.add_argument("--third", type=Path, default=THIRD,
                     help="the third question set (reported as its own half, never tuned on)")
+    ap.add_argument("--fourth", type=Path, default=FOURTH,
+                    help="the fourth question set (reported as its own half, never tuned on)")
     ap.add_argument("--index-time", action="store_true",
                     help="only time indexing with passage vectors alone vs with sentence vectors too")
     args = ap.parse_args(argv)
@@ -358,11 +364,12 @@ def main(argv=None) -> None:
         return
     questions = load_questions()
     halves = retrieval.split(questions)
-    if args.third.exists():
-        third = [{**json.loads(line), "set": "third"} for line in args.third.read_text(encoding="utf-8").splitlines()
-                 if line.strip()]
-        questions += third
-        halves.update({q["id"]: "third" for q in third})
+    for name, path in (("third", args.third), ("fourth", args.fourth)):
+        if path.exists():
+            extra = [{**json.loads(line), "set": name} for line in path.read_text(encoding="utf-8").splitlines()
+                     if line.strip()]
+            questions += extra
+            halves.update({q["id"]: name for q in extra})
     docs = sorted({d for q in questions for d in q["docs"]})
     with tempfile.TemporaryDirectory() as tmp, common.temp_home("pagewise-evidence-"):
         lib = Library(Path(tmp) / "library.sqlite")
@@ -373,7 +380,7 @@ def main(argv=None) -> None:
             evidence_pkg.find_evidence(lib, [DocRef(1, ids[q["docs"][0]], q["docs"][0])], q["question"])
             break
         rows = run_questions(lib, questions, ids)
-        print(f"{len(questions)} questions ({', '.join(SETS)}{', third' if args.third.exists() else ''}), {len(docs)} documents, "
+        print(f"{len(questions)} questions ({', '.join([*SETS, *(n for n, p in (('third', args.third), ('fourth', args.fourth)) if p.exists())])}), {len(docs)} documents, "
               f"search vectors {'on' if args.dense else 'off'}")
         if args.signal:     # the table then shows the chosen signal's verdicts
             signal_grid(rows, halves)

@@ -84,7 +84,13 @@ def features(ranked: list, question: str, cards: list, best_cos) -> dict:
     passages = search_evidence.coverage(question, [h.text for h in hits[:search_evidence.TOP]]) if hits else 0.0
     return {"words": max((c.share for c in cards), default=0.0), "passages": passages,
             "meaning": meaning_score(best_cos, cross), "cross": cross, "has_vectors": best_cos is not None,
-            "value_missing": value_missing(question, [c.quote for c in cards[:TOP_CARDS]]), "lang": lang}
+            "value_missing": value_missing(question, [c.quote for c in _unshaped(cards)[:TOP_CARDS]]), "lang": lang}
+
+
+def _unshaped(cards: list) -> list:
+    """The cards as ranked without the bonus for holding a figure (shapes.py): that bonus brings
+    any sentence with a figure up, and the check is whether the sentences about the question hold one."""
+    return sorted(cards, key=lambda c: -(c.score - getattr(c, "shape", 0.0)))
 
 
 def combine(f: dict) -> float:

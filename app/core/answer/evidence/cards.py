@@ -71,6 +71,7 @@ class EvidenceCard:
     score: float
     share: float              # of the question's terms the quote holds
     meaning: float = field(default=0.0, kw_only=True)   # cosine of its sentence with the question (0: no vector)
+    shape: float = field(default=0.0, kw_only=True)     # of `score`: the bonus for the kind of sentence asked for
 
     def citation(self) -> Citation:
         """The card as a verified citation: the window's highlight and the exports take these."""
@@ -241,10 +242,10 @@ def _page_cards(doc: _DocPages, c: _Candidate, weights: TermWeights, best_hit: f
     meaning = [_meaning(x, best_cos) if ok else 0.0 for ok, x in zip(usable, c.cos)]
     clause_share = {s.clause: weights.share(Words.of(s.clause)) for s in c.sentences}
     passage = "".join(c.hit.text.split()).casefold()
+    bonus = [SHAPE_WEIGHT * sum(question_shapes.fits(a, s.text) for a in asks) for s in c.sentences]
     score = [sh + VECTOR_WEIGHT * m + CLAUSE_WEIGHT * clause_share[s.clause]
-             + (CHUNK_WEIGHT if "".join(s.text.split()).casefold() in passage else 0.0)
-             + SHAPE_WEIGHT * sum(question_shapes.fits(a, s.text) for a in asks)
-             for sh, m, s in zip(shares, meaning, c.sentences)]
+             + (CHUNK_WEIGHT if "".join(s.text.split()).casefold() in passage else 0.0) + b
+             for sh, m, s, b in zip(shares, meaning, c.sentences, bonus)]
     about = [sh > 0 or m >= MEANING_MIN for sh, m in zip(shares, meaning)]
     order = sorted((j for j in range(len(score)) if usable[j]), key=lambda j: (-score[j], j))
     page_prior = PAGE_WEIGHT * (c.hit.score / best_hit)
@@ -276,5 +277,5 @@ def _page_cards(doc: _DocPages, c: _Candidate, weights: TermWeights, best_hit: f
         out.append(EvidenceCard(c.ref.doc_id, c.ref.label, c.ref.number, c.hit.page,
                                 cited.quote if cited.verified else text, clause,
                                 score[i] + page_prior - SECOND_CARD * len(out), share,
-                                meaning=c.cos[i] or 0.0))
+                                meaning=c.cos[i] or 0.0, shape=bonus[i]))
     return out
