@@ -6,7 +6,7 @@ against its gold answer (benchmarks/judge.py), bucketed by what the user is show
         [--half checking|tuning|all] [--limit N] [--followups] [--vs-bare N] [--agreement]
 
 Questions: shared/eval/dev.jsonl and benchmarks/eval/second-{en,zh}.jsonl, split into the
-(--half third: benchmarks/eval/third.jsonl, written apart and never tuned on)
+(--half third / fourth: benchmarks/eval/third.jsonl, fourth.jsonl, written apart and never tuned on)
 tuning and checking halves the other benchmarks use (retrieval.split); the checking half by
 default. --limit N: a subset stratified by (language, type), round-robin over the strata.
 --followups: each document's questions again, as follow-ups in one conversation
@@ -48,10 +48,11 @@ import retrieval  # noqa: E402  (split: the tuning and checking halves)
 SETS = {"dev": common.EVAL, "second-en": common.ROOT / "benchmarks" / "eval" / "second-en.jsonl",
         "second-zh": common.ROOT / "benchmarks" / "eval" / "second-zh.jsonl"}
 THIRD = common.ROOT / "benchmarks" / "eval" / "third.jsonl"    # never tuned on: a half of its own
+FOURTH = common.ROOT / "benchmarks" / "eval" / "fourth.jsonl"  # the same
 MODELS = {"135m": "smollm2-135m-q4_1", "0.5b": "qwen-coder-0.5b", "1.5b": "qwen-coder-1.5b"}
 AGREEMENT = common.ROOT / "benchmarks" / "eval" / "judge-agreement.jsonl"
 JSON_DIR = common.ROOT / "docs" / "bench-json"
-HALF = {"checking": "check", "tuning": "tune", "third": "third"}
+HALF = {"checking": "check", "tuning": "tune", "third": "third", "fourth": "fourth"}
 ASK_TIMEOUT_S = 420          # one question on a busy 2-core machine with the 1.5B, engine start included
 ANSWERABLE = ("right+headline", "right+demoted", "wrong+headline", "wrong+demoted", "refused", "failed")
 UNANSWERABLE = ("handled", "headlined", "demoted only", "failed")
@@ -67,9 +68,10 @@ def load_questions() -> list[dict]:
     halves = retrieval.split(out)
     for q in out:
         q["half"] = halves[q["id"]]
-    for line in THIRD.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            out.append({**json.loads(line), "set": "third", "half": "third"})
+    for name, path in (("third", THIRD), ("fourth", FOURTH)):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                out.append({**json.loads(line), "set": name, "half": name})
     return out
 
 
@@ -459,7 +461,7 @@ def rejudge(path: Path) -> dict:
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", action="append", choices=sorted(MODELS), help="repeatable (default 1.5b)")
-    ap.add_argument("--half", choices=("checking", "tuning", "third", "all"), default="checking")
+    ap.add_argument("--half", choices=("checking", "tuning", "third", "fourth", "all"), default="checking")
     ap.add_argument("--limit", type=int, default=None, help="a stratified subset of N questions")
     ap.add_argument("--followups", action="store_true", help="also ask them as follow-ups (one conversation per document)")
     ap.add_argument("--only-followups", action="store_true", help="follow-ups only (not each in its own ask)")
@@ -480,7 +482,8 @@ def main(argv=None) -> dict:
         wanted = set(args.ids.split(","))
         pool = [q for q in everything if q["id"] in wanted]
     else:
-        pool = [q for q in everything if args.half == "all" and q["half"] != "third" or q["half"] == HALF.get(args.half)]
+        pool = [q for q in everything if args.half == "all" and q["half"] in ("tune", "check")
+                or q["half"] == HALF.get(args.half)]
     asked = stratified(pool, args.limit)
     models = [MODELS[m] for m in (args.model or ["1.5b"])]
     print(f"{len(asked)} of {len(pool)} questions ({args.half} half{', stratified' if args.limit else ''}); "
