@@ -101,8 +101,7 @@ def load_vectors(lib, questions: list[dict], ids: dict[str, int]) -> None:
     known = _cache(SENTENCE_CACHE)
     todo, pages = [], set()
     for doc_id in sorted(set(ids.values())):
-        for item in sv.doc_sentences(con, lock, doc_id):
-            page, text, embedded = item if len(item) == 3 else (*item, item[1])   # (older code: no context)
+        for page, text, embedded in sv.doc_sentences(con, lock, doc_id):
             pages.add((doc_id, page))
             (todo.append((doc_id, page, text, embedded)) if sv.key(embedded).hex() not in known else
              sv._store(con, lock, doc_id, [(page, text, known[sv.key(embedded).hex()])]))

@@ -162,10 +162,8 @@ class Assistant:
         Not foreground work: nobody waits for it, so it cuts no background reading."""
         from app.core.answer.evidence import find_evidence
         from app.core.answer.evidence import across
-        for ref in refs:        # a Chinese document's sentences read in English once (~1 s for a long law)
-            info = self.library.get(ref.doc_id)
-            if info.lang == "zh":
-                across.bridged_pages(self.library, ref.doc_id, info.page_count, "warm", 1)
+        for ref in refs:        # its words as a question in the other language reads them (dictionary)
+            across.warm(self.library, self.library.get(ref.doc_id))
         words = " ".join(self.library.page_text(refs[0].doc_id, 1).split())[:60]
         if words:
             find_evidence(self.library, refs, words)

@@ -9,54 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import sys
 from collections import Counter
 from pathlib import Path
 
-import pymupdf
-
 HERE = Path(__file__).resolve().parent
 SET = HERE / "fourth.jsonl"
-TYPES = {"lookup", "definition", "cross-reference", "numeric", "comparison", "cross-lingual", "unanswerable"}
-FIELDS = ["id", "docs", "question", "lang", "gold", "answer", "type"]
-
-# CJK ideographs, CJK symbols and punctuation, full-width forms: the README's "CJK character or
-# CJK/full-width punctuation". Curly quotes are general punctuation, so spaces beside them stay.
-CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef"
-HAN = re.compile(f"[{CJK}]")
-
-
-def corpus_dir() -> Path:
-    if os.environ.get("PAGEWISE_CORPUS"):
-        return Path(os.environ["PAGEWISE_CORPUS"])
-    beside = HERE.parents[2] / "shared" / "corpus"
-    return beside if beside.is_dir() else Path("/work/shared/corpus")
-
-
-def norm(text: str) -> str:
-    """The eval README's normalisation: whitespace runs to one space, no space touching CJK, trimmed."""
-    text = " ".join(text.split())
-    text = re.sub(f"\\s+(?=[{CJK}])", "", text)
-    text = re.sub(f"(?<=[{CJK}])\\s+", "", text)
-    return text.strip()
-
-
-def norm_strict(text: str) -> str:
-    """second-zh's stricter rule: only whitespace between two CJK ideographs is removed."""
-    return re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "", " ".join(text.split()))
-
-
-_pages: dict[str, list[str]] = {}
-
-
-def page_texts(doc: str) -> list[str]:
-    if doc not in _pages:
-        with pymupdf.open(corpus_dir() / doc) as pdf:
-            _pages[doc] = [page.get_text() for page in pdf]
-    return _pages[doc]
-
+sys.path.insert(0, str(HERE))
+# The fields, the normalisation and the page texts are the third set's checker's.
+from check_third import FIELDS, HAN, TYPES, corpus_dir, norm, norm_strict, page_texts  # noqa: E402
 
 # For each unanswerable question (keyed by id): patterns that would state the missing figure, body or
 # choice. Each must have no match anywhere in the document (normalised whole text); the comment says

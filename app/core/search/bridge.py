@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import functools
 import gzip
-import logging
 import re
+
+from app.core.search.queries import quiet_jieba
 
 # Gloss words that say nothing of a word's meaning (CC-CEDICT's own notation and function words).
 _STOP = frozenset("""a an the to of in on at by for with from as or and be is are was were it its sb sth
@@ -55,9 +56,8 @@ def available() -> bool:
 def english_of(text: str) -> str:
     """The English gloss words of the Chinese words in `text` ("" for none, or no dictionary)."""
     table = _dictionary()
-    if not table:
+    jieba = quiet_jieba()
+    if not table or jieba is None:
         return ""
-    import jieba
-    jieba.setLogLevel(logging.WARNING)
     words = {w for w in jieba.cut_for_search(text) if len(w) >= 2}
     return " ".join(table[w] for w in sorted(words) if w in table)

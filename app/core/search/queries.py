@@ -82,6 +82,12 @@ def _cjk_terms(piece: str) -> list[str]:
 
 
 def _segment(text: str) -> list[str] | None:
+    jieba = quiet_jieba()
+    return None if jieba is None else list(jieba.cut(text))
+
+
+def quiet_jieba():
+    """The jieba module, its dictionary-loading log silenced, or None where it is not installed."""
     try:
         import jieba
     except ImportError:
@@ -91,7 +97,7 @@ def _segment(text: str) -> list[str] | None:
         import logging
         jieba.setLogLevel(logging.WARNING)
         _JIEBA_QUIET = True
-    return list(jieba.cut(text))
+    return jieba
 
 
 _JIEBA_QUIET = False

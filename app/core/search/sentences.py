@@ -50,10 +50,8 @@ def clause_after(clause: str, line: str) -> str:
         return ""
     if h.level < 3 or not clause:
         return clause_name(line)
-    words = clause.split(" ")
-    n = 2 if words[0] in ("Section", "Article") and len(words) > 1 else 1
-    number = _SUB_LABELS.sub("", " ".join(words[:n])) + h.label
-    return " ".join([number] + words[n:])
+    base, _ = _number(clause)
+    return " ".join([base + h.label] + clause.split(" ")[len(base.split(" ")):])
 
 
 # A chart's axis glyphs ('!" #" $!"') hold no word: not a sentence.

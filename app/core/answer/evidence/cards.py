@@ -123,11 +123,11 @@ def find_evidence(library, refs: list[DocRef], question: str, started: float | N
     pool = ranked[:PAGES + CROSS_PAGES + BRIDGE_PAGES]
     docs = {ref.doc_id: _DocPages(library, ref) for ref, _ in pool}
     lang = textnorm.language(question)
-    across = {d for d, pages in docs.items() if BRIDGE and pages.lang not in (lang, "mixed") and bridge.available()}
-    candidates = [_candidate(docs[ref.doc_id], ref, hit, i, bridged=lang == "en" and ref.doc_id in across)
+    other = {d for d, pages in docs.items() if BRIDGE and pages.lang not in (lang, "mixed") and bridge.available()}
+    candidates = [_candidate(docs[ref.doc_id], ref, hit, i, bridged=lang == "en" and ref.doc_id in other)
                   for i, (ref, hit) in enumerate(pool)]
     _add_meaning(library, question, candidates)
-    asked = question + (" " + bridge.english_of(question) if lang == "zh" and across else "")
+    asked = question + (" " + bridge.english_of(question) if lang == "zh" and other else "")
     terms = [t for t in question_terms(asked) if not any(d.names.has(t) for d in docs.values())]
     weights = TermWeights(terms, [w for c in candidates for w in c.words])
     best_hit = max((h.score for _, h in ranked), default=0.0) or 1.0
@@ -164,8 +164,7 @@ def _across_languages(library, refs: list[DocRef], question: str, ranked: list) 
         if info.lang in (lang, "mixed"):
             continue
         found = [p for p, _ in library.sentence_pages(ref.doc_id, question, CROSS_PAGES)] if vectors else []
-        found += [p for p, _ in across.bridged_pages(library, ref.doc_id, info.page_count, question, BRIDGE_PAGES)] \
-            if words else []
+        found += [p for p, _ in across.bridged_pages(library, info, question, BRIDGE_PAGES)] if words else []
         for page in found:
             if (ref.doc_id, page) not in have:
                 have.add((ref.doc_id, page))
