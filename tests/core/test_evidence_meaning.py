@@ -235,3 +235,59 @@ def test_without_vectors_a_question_in_the_other_language_finds_its_page_through
     assert ev.cards and all("试用期" in c.quote for c in ev.cards[:3]), [(c.page, c.quote) for c in ev.cards]
     monkeypatch.setattr(cards, "BRIDGE_PAGES", 0)
     assert not find_evidence(lib, refs, question).cards      # the search alone: no shared word, no page
+
+
+def test_a_definition_is_read_with_its_term_in_either_language():
+    from app.core.answer.evidence import definitions
+    assert definitions.parse('11.31 "Updates" means updates and maintenance releases to the Software.') == (
+        "Updates", "updates and maintenance releases to the Software.")
+    assert definitions.parse("1.18. “Security Incident” means any breach of security that leads to a loss.")[0] == \
+        "Security Incident"
+    assert definitions.parse("第二条本法所称电子签名，是指数据电文中以电子形式所含、所附用于识别签名人身份的数据。")[0] == "电子签名"
+    assert definitions.parse("（一）个人信息处理者，是指在个人信息处理活动中自主决定处理目的、处理方式的组织、个人；")[0] == \
+        "个人信息处理者"
+    assert definitions.parse("Customer will install all Updates as soon as practicable after receipt.") is None
+
+
+def test_a_sentence_using_a_defined_term_holds_the_words_of_its_definition(corpus, lib, monkeypatch):
+    """"patches and maintenance releases" is how the Software License defines "Updates"; its
+    sentences about Updates say only "Updates": they count as holding the question's words."""
+    from app.core.answer.evidence import cards
+    info = lib.add(corpus / "contracts-en" / "common-paper-software-license.pdf")
+    refs = [qa.DocRef(1, info.id, "common-paper-software-license.pdf")]
+    question = "Are we obliged to apply the vendor's patches and maintenance releases?"
+    ev = find_evidence(lib, refs, question)
+    using = [c for c in ev.cards if "Updates" in c.quote and "means" not in c.quote]
+    assert using and all(c.share > 0 for c in using), [(c.page, c.quote[:80]) for c in ev.cards]
+    monkeypatch.setattr(cards, "DEF_TERMS", 0)
+    without = find_evidence(lib, refs, question)
+    assert not [c for c in without.cards if "Updates" in c.quote and "means" not in c.quote and c.share > 0]
+
+
+def test_a_page_s_card_held_whole_by_a_better_card_of_that_page_is_dropped():
+    from app.core.answer.evidence import cards
+    card = cards.EvidenceCard
+    long = card(1, "d.pdf", 1, 12, "First sentence. Second sentence of the clause.", "", 2.0, 0.5)
+    held = card(1, "d.pdf", 1, 12, "Second sentence of the clause.", "", 1.5, 0.4)
+    other_page = card(1, "d.pdf", 1, 13, "Second sentence of the clause.", "", 1.4, 0.4)
+    assert cards._distinct([long, held, other_page]) == [long, other_page]
+
+
+@needs_vectors
+def test_the_words_naming_the_document_do_not_pull_its_title_and_source_lines_up(corpus, lib, monkeypatch):
+    """"… under the Common Paper Software License?": with those words, the document's source note
+    ("Source: Common Paper Software License Agreement …") came close to the question by meaning
+    and took a card; the page that answers (the suspension clause) was not among the first three."""
+    from app.core.answer.evidence import cards
+    info = lib.add(corpus / "contracts-en" / "common-paper-software-license.pdf")
+    lib.embed([info.id])
+    refs = [qa.DocRef(1, info.id, "common-paper-software-license.pdf")]
+    question = ("How far behind on an uncontested bill can a licensee fall before the vendor may cut off access "
+                "under the Common Paper Software License?")
+    assert cards._unnamed(question, [cards._DocPages(lib, refs[0])]).endswith("cut off access under the ?")
+    ev = find_evidence(lib, refs, question)
+    assert not any(c.quote.startswith("Source:") for c in ev.cards), [c.quote[:60] for c in ev.cards]
+    assert 2 in [c.page for c in ev.cards[:3]], [(c.page, c.quote[:60]) for c in ev.cards]
+    monkeypatch.setattr(cards, "NAME_RUN", 0)
+    named = find_evidence(lib, refs, question).cards
+    assert any(c.quote.startswith("Source:") for c in named)

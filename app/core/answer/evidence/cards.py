@@ -3,13 +3,14 @@ sentences, quoted as printed, with their clause, best first — on screen before
 reads anything, and the passages the model's prompt then starts with."""
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 
 from app.core import textnorm
 from app.core.answer.citations import Citation, quote_too_short
 from app.core.answer.citations import verify as verify_quote
-from app.core.answer.evidence import across
+from app.core.answer.evidence import across, definitions
 from app.core.answer.evidence import shapes as question_shapes
 from app.core.answer.evidence.addressed import addressed_signal
 from app.core.answer.evidence.scoring import TermWeights, Words, question_terms
@@ -60,6 +61,18 @@ LIST_ITEMS_CJK = 120
 BRIDGE = True
 BRIDGE_PAGES = 2        # pages found so, of each document in the other language (across.py)
 CROSS_DOCS = 3          # at most this many documents searched so (each reads its sentence vectors)
+# The question's vector for the sentences is made without the words naming its documents (runs of
+# at least NAME_RUN words of a document's name or title, "the Common Paper Software License"):
+# with them, the document's title line and its source note come close to every question on it.
+NAME_RUN = 2
+DISTINCT = True
+# A sentence holding a document's defined term ("Updates") counts as holding the question's words
+# its definition holds ("updates and maintenance releases …"), at DEF_WEIGHT, when that definition
+# holds DEF_SHARE of the question's weighted terms; at most DEF_TERMS definitions a document (definitions.py).
+DEF_TERMS = 2
+DEF_SHARE = 0.25
+DEF_WEIGHT = 1.0
+NAME_CAPITAL = True     # … and a lone capitalised word of the name ("Bonterms", "TraceMonkey")
 
 
 @dataclass(frozen=True)
@@ -126,16 +139,18 @@ def find_evidence(library, refs: list[DocRef], question: str, started: float | N
     other = {d for d, pages in docs.items() if BRIDGE and pages.lang not in (lang, "mixed") and bridge.available()}
     candidates = [_candidate(docs[ref.doc_id], ref, hit, i, bridged=lang == "en" and ref.doc_id in other)
                   for i, (ref, hit) in enumerate(pool)]
-    _add_meaning(library, question, candidates)
+    _add_meaning(library, _unnamed(question, list(docs.values())), candidates)
     asked = question + (" " + bridge.english_of(question) if lang == "zh" and other else "")
     terms = [t for t in question_terms(asked) if not any(d.names.has(t) for d in docs.values())]
     weights = TermWeights(terms, [w for c in candidates for w in c.words])
+    for defined, stands_for in _paraphrased(library, docs, question, lang, weights):
+        weights.alias(defined, stands_for, DEF_WEIGHT)
     best_hit = max((h.score for _, h in ranked), default=0.0) or 1.0
     best_cos = max((x for c in candidates for x in c.cos if x is not None), default=None)
     asks = question_shapes.shapes(question)
     cards = [card for c in candidates
              for card in _page_cards(docs[c.ref.doc_id], c, weights, best_hit, best_cos, asks)]
-    cards.sort(key=lambda c: -c.score)
+    cards = _distinct(sorted(cards, key=lambda c: -c.score))
     keep = [c for c in cards[:CARDS] if c.share > 0 or _close(c.meaning, best_cos)] if terms else cards[:CARDS]
     cards = keep if len(keep) >= AT_LEAST else cards[:max(AT_LEAST, len(keep))]
     support, addressed = addressed_signal(ranked, question, cards, best_cos)
@@ -143,6 +158,28 @@ def find_evidence(library, refs: list[DocRef], question: str, started: float | N
     reordered = sorted(ranked, key=lambda rh: order.get((rh[0].doc_id, rh[1].page), len(order)))
     return Evidence(question, cards, addressed, (time.perf_counter() - started) * 1000, reordered,
                     support=support)
+
+
+def _paraphrased(library, docs: dict, question: str, lang: str, weights: TermWeights) -> list:
+    """The documents' defined terms whose definitions the question paraphrases, with the question
+    terms each stands for (definitions.py); documents in the question's language only."""
+    if not (DEF_TERMS and weights.terms):
+        return []
+    return [found for d in docs.values() if d.lang in (lang, "mixed")
+            for found in definitions.paraphrased(library, d.info, question, weights, DEF_SHARE, DEF_TERMS)]
+
+
+def _distinct(cards: list[EvidenceCard]) -> list[EvidenceCard]:
+    """The cards without those whose quote a better card of the same page holds whole (two
+    sentences of one clause, each joined with its neighbour, can quote the same words twice)."""
+    out, seen = [], []
+    for card in cards:
+        plain = "".join(card.quote.split())
+        if DISTINCT and any(k == (card.doc_id, card.page) and plain in p for k, p in seen):
+            continue
+        out.append(card)
+        seen.append(((card.doc_id, card.page), plain))
+    return out
 
 
 def _across_languages(library, refs: list[DocRef], question: str, ranked: list) -> list:
@@ -170,6 +207,30 @@ def _across_languages(library, refs: list[DocRef], question: str, ranked: list) 
                 have.add((ref.doc_id, page))
                 added.append((ref, Hit(ref.doc_id, info.last_path or info.path, page, floor, "", "", page)))
     return ranked[:PAGES] + added + ranked[PAGES:] if added else ranked
+
+
+_WORD = re.compile(r"[^\W_][\w'’.-]*")
+
+
+def _unnamed(question: str, docs: list) -> str:
+    """An English question without the runs of words that name its documents (NAME_RUN)."""
+    if not NAME_RUN or textnorm.language(question) != "en":
+        return question
+    words = list(_WORD.finditer(question))
+    named = [any(d.names.has(m.group().casefold().rstrip(".")) for d in docs) for m in words]
+    out, last, i = [], 0, 0
+    while i < len(words):
+        j = i
+        while j < len(words) and named[j] and (j == i or not question[words[j - 1].end():words[j].start()].strip()):
+            j += 1
+        lone = j == i + 1 and NAME_CAPITAL and words[i].group()[0].isupper() and i > 0
+        if j - i >= NAME_RUN or lone:
+            out.append(question[last:words[i].start()])
+            last = words[j - 1].end()
+        i = max(j, i + 1)
+    out.append(question[last:])
+    text = " ".join("".join(out).split())
+    return text if len(text.split()) >= 3 else question
 
 
 def _add_meaning(library, question: str, candidates: list[_Candidate]) -> None:
@@ -217,6 +278,7 @@ class _DocPages(PageText):
         super().__init__(lambda page: library.page_text(ref.doc_id, page), info.page_count)
         self.ref = ref
         self.lang = info.lang
+        self.info = info
         self.names = Words.of(" ".join([ref.label.replace("-", " ").replace("_", " "), info.title or ""]))
 
     def only_names(self, words: Words) -> bool:

@@ -39,8 +39,19 @@ class TermWeights:
         n = len(texts)
         self.terms = terms
         self.weight = {t: math.log((n + 1) / (0.5 + sum(1 for w in texts if w.has(t)))) + 0.1 for t in terms}
+        self.aliases: list[tuple[list[str], frozenset[str], float]] = []
         self.total = sum(self.weight.values()) or 1.0
 
+    def alias(self, terms: list[str], stands_for: frozenset[str], factor: float) -> None:
+        """A text holding all of `terms` (a defined term: "updates") counts as holding the question
+        terms `stands_for` (those its definition holds: "maintenance", "releases"), at `factor`."""
+        self.aliases.append((terms, stands_for, factor))
+
     def share(self, words: Words) -> float:
-        """Weighted share (0..1) of the question's terms the text holds."""
-        return sum(w for t, w in self.weight.items() if words.has(t)) / self.total
+        """Weighted share (0..1) of the question's terms the text holds (or holds through an alias)."""
+        held = {t: 1.0 for t in self.weight if words.has(t)}
+        for terms, stands_for, factor in self.aliases:
+            if all(words.has(t) for t in terms):
+                for t in stands_for:
+                    held[t] = max(held.get(t, 0.0), factor)
+        return sum(self.weight[t] * f for t, f in held.items()) / self.total
