@@ -73,6 +73,7 @@ DEF_TERMS = 2
 DEF_SHARE = 0.25
 DEF_WEIGHT = 1.0
 NAME_CAPITAL = True     # … and a lone capitalised word of the name ("Bonterms", "TraceMonkey")
+NAME_CAPS = False       # only capitalised words ("our Bonterms cloud subscription" keeps "cloud")
 
 
 @dataclass(frozen=True)
@@ -217,14 +218,14 @@ def _unnamed(question: str, docs: list) -> str:
     if not NAME_RUN or textnorm.language(question) != "en":
         return question
     words = list(_WORD.finditer(question))
-    named = [any(d.names.has(m.group().casefold().rstrip(".")) for d in docs) for m in words]
+    named = [m.group()[0].isupper() and any(d.names.has(m.group().casefold().rstrip(".")) for d in docs)
+             for m in words]
     out, last, i = [], 0, 0
     while i < len(words):
         j = i
         while j < len(words) and named[j] and (j == i or not question[words[j - 1].end():words[j].start()].strip()):
             j += 1
-        lone = j == i + 1 and NAME_CAPITAL and words[i].group()[0].isupper() and i > 0
-        if j - i >= NAME_RUN or lone:
+        if j - i >= NAME_RUN:
             out.append(question[last:words[i].start()])
             last = words[j - 1].end()
         i = max(j, i + 1)
