@@ -291,3 +291,13 @@ def test_the_words_naming_the_document_do_not_pull_its_title_and_source_lines_up
     monkeypatch.setattr(cards, "NAME_RUN", 0)
     named = find_evidence(lib, refs, question).cards
     assert any(c.quote.startswith("Source:") for c in named)
+
+
+def test_a_chinese_question_is_read_by_meaning_without_its_law_s_name(corpus, lib):
+    """"劳动合同法规定的医疗期…": the law's name is in its every article's neighbourhood (its title);
+    the question's vector for the sentences is made of the rest."""
+    from app.core.answer.evidence import cards
+    info = lib.add(corpus / "contracts-zh" / "labor-contract-law.pdf")
+    doc = cards._DocPages(lib, qa.DocRef(1, info.id, "labor-contract-law.pdf"))
+    assert cards._unnamed("员工生病休假，《劳动合同法》规定的医疗期最长是几个月？", [doc]) == "员工生病休假，规定的医疗期最长是几个月？"
+    assert cards._unnamed("劳动合同法有什么规定？", [doc]) == "劳动合同法有什么规定？"      # too little left: as asked
