@@ -54,10 +54,6 @@ def paraphrased(library, info, question: str, weights: TermWeights, floor: float
     return [(terms, held) for _, terms, held in scored[:most]]
 
 
-def warm(library, info) -> None:
-    _definitions(library, info)
-
-
 def parse(sentence: str) -> tuple[str, str] | None:
     """(term, body) of a definition sentence ("“Fees” means …", "本法所称X，是指…"), else None."""
     text = " ".join(sentence.split())
