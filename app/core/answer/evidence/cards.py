@@ -62,8 +62,9 @@ BRIDGE = True
 BRIDGE_PAGES = 2        # pages found so, of each document in the other language (across.py)
 CROSS_DOCS = 3          # at most this many documents searched so (each reads its sentence vectors)
 # The question's vector for the sentences is made without the words naming its documents (runs of
-# at least NAME_RUN words of a document's name or title, "the Common Paper Software License"):
-# with them, the document's title line and its source note come close to every question on it.
+# at least NAME_RUN capitalised words of a document's name or title, "the Common Paper Software License"):
+# with them, the document's title line and its source note come close to every question on it. A
+# lowercase name word ("our Bonterms cloud subscription") and a lone one ("TraceMonkey") stay.
 NAME_RUN = 2
 NAME_ZH = True          # tuning halves Chinese gold sentence 20 → 21 of 23; checking, third, fourth unchanged
 DISTINCT = True
@@ -73,8 +74,6 @@ DISTINCT = True
 DEF_TERMS = 2
 DEF_SHARE = 0.25
 DEF_WEIGHT = 1.0
-NAME_CAPITAL = True     # … and a lone capitalised word of the name ("Bonterms", "TraceMonkey")
-NAME_CAPS = False       # only capitalised words ("our Bonterms cloud subscription" keeps "cloud")
 
 
 @dataclass(frozen=True)
@@ -141,7 +140,7 @@ def find_evidence(library, refs: list[DocRef], question: str, started: float | N
     other = {d for d, pages in docs.items() if BRIDGE and pages.lang not in (lang, "mixed") and bridge.available()}
     candidates = [_candidate(docs[ref.doc_id], ref, hit, i, bridged=lang == "en" and ref.doc_id in other)
                   for i, (ref, hit) in enumerate(pool)]
-    _add_meaning(library, _unnamed(question, list(docs.values())), candidates)
+    _add_meaning(library, question, candidates, list(docs.values()))
     asked = question + (" " + bridge.english_of(question) if lang == "zh" and other else "")
     terms = [t for t in question_terms(asked) if not any(d.names.has(t) for d in docs.values())]
     weights = TermWeights(terms, [w for c in candidates for w in c.words])
@@ -252,10 +251,12 @@ def _unnamed_zh(question: str, docs: list) -> str:
     return text if len(_HAN.findall(text)) >= 6 else question       # enough left to mean something
 
 
-def _add_meaning(library, question: str, candidates: list[_Candidate]) -> None:
-    """Each candidate sentence's cosine with the question, where sentence vectors exist."""
+def _add_meaning(library, question: str, candidates: list[_Candidate], docs: list) -> None:
+    """Each candidate sentence's cosine with the question read without its documents' names
+    (`_unnamed`), where sentence vectors exist."""
     if not dense.available() or not hasattr(library, "sentence_vectors"):
         return
+    question = _unnamed(question, docs)
     for c in candidates:
         stored = library.sentence_vectors(c.ref.doc_id, c.hit.page) if c.sentences else {}
         if stored:
