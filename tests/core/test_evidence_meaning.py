@@ -301,3 +301,23 @@ def test_a_chinese_question_is_read_by_meaning_without_its_law_s_name(corpus, li
     doc = cards._DocPages(lib, qa.DocRef(1, info.id, "labor-contract-law.pdf"))
     assert cards._unnamed("员工生病休假，《劳动合同法》规定的医疗期最长是几个月？", [doc]) == "员工生病休假，规定的医疗期最长是几个月？"
     assert cards._unnamed("劳动合同法有什么规定？", [doc]) == "劳动合同法有什么规定？"      # too little left: as asked
+
+
+def test_a_document_is_split_into_sentences_once_for_its_definitions_and_its_dictionary_words(corpus, lib,
+                                                                                               monkeypatch):
+    from app.core.answer.evidence import definitions, per_document
+    from app.core.search import page_text
+    info = lib.add(corpus / "contracts-en" / "common-paper-software-license.pdf")
+    reads = []
+    original = page_text.PageText.sentences
+    monkeypatch.setattr(page_text.PageText, "sentences", lambda self, p: reads.append(p) or original(self, p))
+    monkeypatch.setattr(per_document, "_sentences", per_document.PerDocument())
+    monkeypatch.setattr(definitions, "_read", per_document.PerDocument())
+    found = definitions._definitions(lib, info)
+    assert found and len(reads) == info.page_count           # each page split once
+    assert per_document.sentences(lib, info) and len(reads) == info.page_count
+    assert definitions._definitions(lib, info) is found       # kept, not read again
+    kept = per_document.PerDocument(kept=1)
+    other = lib.add(corpus / "contracts-en" / "common-paper-csa.pdf")
+    kept.get(info, lambda: 1), kept.get(other, lambda: 2)
+    assert kept.get(info, lambda: 3) == 3                     # the oldest document makes room

@@ -6,17 +6,12 @@ opened, whose vectors are still being computed) or at all (a machine without the
 the search itself has no shared word to go by."""
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-
 from app.core import textnorm
+from app.core.answer.evidence import per_document
 from app.core.answer.evidence.scoring import TermWeights, Words, question_terms
 from app.core.search import bridge
-from app.core.search.page_text import PageText
 
-KEPT = 8        # documents whose sentences' words are kept between questions
-_kept: OrderedDict[str, tuple[list[int], list[Words]]] = OrderedDict()
-_lock = threading.Lock()
+_read: per_document.PerDocument[tuple[list[int], list[Words]]] = per_document.PerDocument()
 
 
 def warm(library, info) -> None:
@@ -43,18 +38,11 @@ def bridged_pages(library, info, question: str, k: int) -> list[tuple[int, float
 
 
 def _doc_words(library, info) -> tuple[list[int], list[Words]]:
-    """Each sentence's page and words, read in English (a Chinese document's through its glosses),
-    kept per document content (its SHA-256: the same file has the same pages)."""
-    with _lock:
-        if info.sha256 in _kept:
-            _kept.move_to_end(info.sha256)
-            return _kept[info.sha256]
-    reader = PageText(lambda p: library.page_text(info.id, p), info.page_count)
-    sentences = [(p, s.text) for p in range(1, info.page_count + 1) for s in reader.sentences(p) if not s.heading]
-    glossed = info.lang == "zh"
-    found = ([p for p, _ in sentences], [Words.of(bridge.english_of(t) if glossed else t) for _, t in sentences])
-    with _lock:
-        _kept[info.sha256] = found
-        while len(_kept) > KEPT:
-            _kept.popitem(last=False)
-    return found
+    """Each sentence's page and words, read in English (a Chinese document's through its
+    glosses), once per document (per_document)."""
+    def read() -> tuple[list[int], list[Words]]:
+        sentences = per_document.sentences(library, info)
+        glossed = info.lang == "zh"
+        return ([p for p, _ in sentences],
+                [Words.of(bridge.english_of(t) if glossed else t) for _, t in sentences])
+    return _read.get(info, read)

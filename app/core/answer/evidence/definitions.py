@@ -7,16 +7,10 @@ sentences using it count as about the question."""
 from __future__ import annotations
 
 import re
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 
+from app.core.answer.evidence import per_document
 from app.core.answer.evidence.scoring import TermWeights, Words, question_terms
-from app.core.search.page_text import PageText
-
-KEPT = 8        # documents whose definitions are kept between questions
-_kept: OrderedDict[str, list["Definition"]] = OrderedDict()
-_lock = threading.Lock()
 
 _QUOTED = r"[\"“”']([^\"“”']{2,60})[\"“”']"
 _EN = re.compile(rf"^(?:[\d.()a-z]{{0,8}}\s+)?{_QUOTED}\s*(?:means|shall mean|refers to|has the meaning|is|are)\s+(.+)$",
@@ -31,6 +25,9 @@ class Definition:
     term: str           # as printed: "Updates", "个人信息"
     page: int
     body: Words         # what it is defined as
+
+
+_read: per_document.PerDocument[list[Definition]] = per_document.PerDocument()
 
 
 def paraphrased(library, info, question: str, weights: TermWeights, floor: float,
@@ -65,19 +62,8 @@ def parse(sentence: str) -> tuple[str, str] | None:
 
 
 def _definitions(library, info) -> list[Definition]:
-    """The document's definitions, kept per document content (its SHA-256)."""
-    with _lock:
-        if info.sha256 in _kept:
-            _kept.move_to_end(info.sha256)
-            return _kept[info.sha256]
-    reader = PageText(lambda p: library.page_text(info.id, p), info.page_count)
-    found = []
-    for page in range(1, info.page_count + 1):
-        for s in reader.sentences(page):
-            if not s.heading and (parsed := parse(s.text)):
-                found.append(Definition(parsed[0], page, Words.of(parsed[1])))
-    with _lock:
-        _kept[info.sha256] = found
-        while len(_kept) > KEPT:
-            _kept.popitem(last=False)
-    return found
+    """The document's definitions, read once per document (per_document)."""
+    def read() -> list[Definition]:
+        return [Definition(parsed[0], page, Words.of(parsed[1]))
+                for page, text in per_document.sentences(library, info) if (parsed := parse(text))]
+    return _read.get(info, read)
