@@ -15,8 +15,9 @@ NOT_ADDRESSED_ANSWER = "The document does not appear to address this (the passag
 NOT_FOUND_BY_MODEL = "The model found no answer in the passages above; the search found them on this topic: read them."
 
 
-def evidence_text(evidence) -> str:
+def evidence_text(evidence, judged=None) -> str:
     head = NOT_ADDRESSED if not evidence.addressed else \
+        f"Evidence, as the model judged {judged.candidates} passages in {judged.seconds:.1f} s:" if judged else \
         f"Evidence (found in {evidence.ms / 1000:.2f} s, before the model reads anything):"
     lines = [head]
     for n, card in enumerate(evidence.cards, 1):
@@ -33,13 +34,17 @@ def answer_text(answer) -> str:
     notes, timing."""
     from app.core.answer.badge import Badge
     text = answer.text or "(no answer)"
+    judged = getattr(answer.context, "judged", None) if answer.context is not None else None
+    lines = []
+    if judged is not None and judged.changed and answer.evidence is not None:
+        lines = [evidence_text(answer.evidence, judged), ""]
     if answer.headline == "answer":
-        lines = [f"Answer: {text}" if answer.evidence is not None else text, ""]
+        lines += [f"Answer: {text}" if answer.evidence is not None else text, ""]
     elif getattr(answer, "state", "") == "not_addressed":
         addressed = answer.evidence is not None and answer.evidence.addressed
-        lines = [NOT_FOUND_BY_MODEL if addressed else NOT_ADDRESSED_ANSWER, f"{NOT_BACKED}: \u201c{text}\u201d", ""]
+        lines += [NOT_FOUND_BY_MODEL if addressed else NOT_ADDRESSED_ANSWER, f"{NOT_BACKED}: \u201c{text}\u201d", ""]
     else:
-        lines = [f"{NOT_BACKED}: \u201c{text}\u201d", ""]
+        lines += [f"{NOT_BACKED}: \u201c{text}\u201d", ""]
     for n, c in enumerate(answer.citations, start=1):
         badge = Badge.of(c).text()
         note = f" ({c.note})" if c.note else ""

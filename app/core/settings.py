@@ -26,6 +26,7 @@ ENGINES = ("auto", "llamacpp", "vllm", "remote")
 THEMES = ("auto", "light", "dark")
 LANGUAGES = ("auto", "en", "zh")      # the interface's: auto follows the system locale
 RERANK = ("off", "on")                  # the model picks the best retrieved page first (off: measured to hurt, see rerank.py)
+JUDGE = ("auto", "on", "off")           # the model judges the candidate evidence cards (auto: when it fits the time budget)
 FILE_NAME = "settings.toml"
 SERVICE = "Pagewise"                    # the keyring service every secret is stored under
 CPU_FIRST_TOKEN_S, GPU_FIRST_TOKEN_S = 10.0, 3.0   # the budget when first_token_budget_s is unset
@@ -46,6 +47,7 @@ class Settings:
     remote_url: str = ""                # an OpenAI-compatible endpoint, for engine = "remote"
     remote_model: str = ""
     rerank: str = "off"                 # on: the model picks the best retrieved page before answering
+    judge_cards: str = "auto"           # the model judges the candidate cards: auto (within the budget) | on | off
 
     @property
     def uses_remote(self) -> bool:
@@ -123,8 +125,9 @@ def _coerce(key: str, value: object) -> object:
     """`value` (text from the command line, or what TOML gave) as the field's type; BadInput if not."""
     _known(key)
     text = value.strip() if isinstance(value, str) else value
-    if key in ("engine", "theme", "rerank", "interface_language"):
-        allowed = {"engine": ENGINES, "theme": THEMES, "rerank": RERANK, "interface_language": LANGUAGES}[key]
+    if key in ("engine", "theme", "rerank", "interface_language", "judge_cards"):
+        allowed = {"engine": ENGINES, "theme": THEMES, "rerank": RERANK, "interface_language": LANGUAGES,
+                   "judge_cards": JUDGE}[key]
         if text not in allowed:
             raise BadInput(f"{key} must be one of {', '.join(allowed)}, not {value!r}")
         return text

@@ -27,6 +27,8 @@ ENGINE_LABELS = {"auto": "Automatic (the planner chooses)", "llamacpp": "llama.c
 # issue 19: the model reads retrieval's best pages and picks the one that answers, when that
 # fits the first-token budget; off by default: the models measured chose worse than the search
 RERANK_LABELS = {"off": "No (the search's order)", "on": "Yes, when there is time before the first words"}
+JUDGE_LABELS = {"auto": "When there is time before the first words", "on": "Always (slow on a processor)",
+                "off": "No (the search's cards)"}
 
 
 class SettingsDialog(QDialog):
@@ -63,6 +65,10 @@ class SettingsDialog(QDialog):
         for key, label in RERANK_LABELS.items():
             self.rerank.addItem(label, key)
         self.rerank.setCurrentIndex(list(RERANK_LABELS).index(s.rerank))
+        self.judge = QComboBox()
+        for key, label in JUDGE_LABELS.items():
+            self.judge.addItem(label, key)
+        self.judge.setCurrentIndex(list(JUDGE_LABELS).index(s.judge_cards))
 
         form = QFormLayout()
         form.addRow("Engine", self.engine)
@@ -70,6 +76,7 @@ class SettingsDialog(QDialog):
         form.addRow("Longest text the model reads at once", self.context_cap)
         form.addRow("Aim for the first words within", self.budget)
         form.addRow("Model picks the best page", self.rerank)
+        form.addRow("Model judges the evidence", self.judge)
         form.addRow("Theme", self.theme)
         form.addRow("Interface language", self.language)
         form.addRow("", self.remember)
@@ -111,7 +118,7 @@ class SettingsDialog(QDialog):
                 "first_token_budget_s": "auto" if budget == 0 else str(budget),
                 "theme": self.theme.currentData(), "interface_language": self.language.currentData(),
                 "remember_pdf_passwords": "on" if self.remember.isChecked() else "off",
-                "rerank": self.rerank.currentData(),
+                "rerank": self.rerank.currentData(), "judge_cards": self.judge.currentData(),
                 "remote_url": self.remote_url.text(), "remote_model": self.remote_model.text()}
 
     def save(self) -> bool:

@@ -32,6 +32,7 @@ class ChatResult:
     finish_reason: str      # "stop", "length", "loop" (the answer repeated itself: cut here), "error"
     cut: str = ""           # why the reply ended early (finish "error", "loop", "length"): one line
     passages: dict | None = None   # our worker, given a passage plan: {"read": K, "of": N, "measured_tps": X}
+    first_odds: dict[str, float] | None = None   # asked with logprobs: the first token's likeliest, log-probability
 
 
 class StreamError(errors.ServerError):
@@ -257,9 +258,11 @@ class ChatClient:
         answer string ends the stream (finish "loop") and the reply is closed as JSON there.
         Past `limit` characters the reply ends there (finish "length"), as max_tokens would."""
         parts, ttft, finish, usage, cut, size, pieces = [], 0.0, "", {}, "", 0, 0
+        odds = None
         try:
             for event in events:
                 for choice in event.get("choices") or []:
+                    odds = odds or _first_odds(choice.get("logprobs"))
                     delta = (choice.get("delta") or {}).get("content") or ""
                     if delta:
                         ttft = ttft or time.perf_counter() - began
@@ -292,7 +295,7 @@ class ChatClient:
         completion = int(usage.get("completion_tokens") or 0) or pieces
         return ChatResult("".join(parts), ttft or total, total, int(usage.get("prompt_tokens") or 0),
                           completion, int(details.get("cached_tokens") or 0),
-                          finish or "stop", cut, usage.get("pagewise_passages"))
+                          finish or "stop", cut, usage.get("pagewise_passages"), odds)
 
     # --- HTTP plumbing ------------------------------------------------------------------------
     def _connection(self, timeout_s: float) -> http.client.HTTPConnection:
@@ -394,6 +397,17 @@ def _read_bounded(resp: http.client.HTTPResponse, limit: int = MAX_BODY) -> byte
     if len(data) > limit:
         raise errors.ServerError(f"the engine's reply is over {limit >> 20} MB")
     return data
+
+
+def _first_odds(logprobs) -> dict[str, float] | None:
+    """{token: log-probability} of the first token's likeliest, from OpenAI's `logprobs` of a
+    choice (vLLM, our worker), or None where there are none or they are malformed."""
+    try:
+        top = logprobs["content"][0]["top_logprobs"]
+        odds = {str(t["token"]): float(t["logprob"]) for t in top}
+    except (TypeError, KeyError, IndexError, ValueError):
+        return None
+    return odds or None
 
 
 def _checked_event(event) -> dict | None:

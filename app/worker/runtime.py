@@ -226,7 +226,8 @@ class EngineRuntime:
 
         options = qa.AskOptions(mode=mode, prefill_tps=self.memory.budget_tps(self.speed_key()),
                                 cached=self.memory.was_read(model, doc_ids), target_s=self.target_s(),
-                                rerank=self.reranks(), cut_passages=self.engine.adapter.cuts_passages)
+                                rerank=self.reranks(), cut_passages=self.engine.adapter.cuts_passages,
+                                judge=self._settings().judge_cards)
         return qa.ask(qa.Question(library, refs, question, self.plan.max_model_len, conversation, evidence),
                       line, options, qa.Listeners(on_delta, reading, on_progress, cancel))
 

@@ -2,6 +2,8 @@
 the stages choose_context → build_prompt → generate → verify, composed by `ask`."""
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import re
 import threading
@@ -22,6 +24,7 @@ from app.core.answer.budget import (
 )
 from app.core.answer import card_prompt, injection, question_check, verdict
 from app.core.answer import rerank as reranking
+from app.core.answer.evidence import judge as judging
 from app.core.answer.citations import Citation, quotable, quote_too_short, with_support
 from app.core.answer.citations import verify as verify_quote
 from app.core.answer import passage_cut
@@ -248,6 +251,8 @@ class AskOptions:
     cached: bool = False               # the documents were read whole before (the engine kept them)
     target_s: float | None = None      # the first-token target: × prefill_tps = the prompt budget
     rerank: bool = False               # the model first picks the best of retrieval's pages
+    judge: str = "off"                 # the model judges the candidate cards before it answers (evidence/judge.py):
+                                       # "auto" when it fits the time budget, "on" always, "off"
     stall_s: float | None = None       # the backend's stall deadline while it reads
     cut_passages: bool = False         # the engine takes a passage plan (our llama.cpp worker): behind
                                        # plan it drops lower-ranked passages so the first token stays on time
@@ -257,7 +262,7 @@ class AskOptions:
 class Listeners:
     """Who hears about a question as it goes, and what stops it."""
     on_delta: Callable[[str], None] | None = None            # each piece of the reply
-    on_reading: Callable[[Reading | reranking.Choosing], None] | None = None   # before each read
+    on_reading: Callable[[Reading | reranking.Choosing | judging.Judging], None] | None = None   # before each read
     on_progress: Callable[[int, int], None] | None = None    # (read, total) while the engine reads
     cancel: threading.Event | None = None
 
@@ -326,12 +331,19 @@ def ask(request: Question, client: ChatBackend, options: AskOptions = AskOptions
     asked = time.perf_counter()
     conv = request.conversation if request.conversation is not None else Conversation()
     # the caller (app.service) holds the documents' locks: a removal waits for this answer
+    card_judgement = None
+    if options.judge in ("auto", "on") and evidence is not None:
+        evidence, card_judgement = judging.judge(client, evidence, judging.candidates(library, refs, evidence),
+                                         options.prefill_tps, options.target_s, listen.cancel,
+                                         on_judging=listen.on_reading, always=options.judge == "on")
+        if card_judgement.seconds and options.target_s:     # the judging took part of the user's wait
+            options = dataclasses.replace(options, target_s=max(options.target_s - card_judgement.seconds, 0.1))
     plan = choose_context(library, refs, question, client, context_tokens, conv, options, listen, evidence)
     prompt = build_prompt(library, refs, question, client, conv, plan, options, evidence)
     if listen.on_reading:
         listen.on_reading(prompt.reading)
     reply = generate(client, question, conv, prompt, options, listen, asked)
-    return verify(library, refs, question, conv, prompt, reply, evidence)
+    return verify(library, refs, question, conv, prompt, reply, evidence, card_judgement)
 
 
 def choose_context(library, refs: list[DocRef], question: str, client: ChatBackend, context_tokens: int,
@@ -437,7 +449,7 @@ def generate(client: ChatBackend, question: str, conv: Conversation, prompt: Pro
 
 
 def verify(library, refs: list[DocRef], question: str, conv: Conversation, prompt: Prompt,
-           reply: Reply, evidence=None) -> Answer:
+           reply: Reply, evidence=None, card_judgement=None) -> Answer:
     """The reply parsed, its citations checked against the pages (and for support), the
     warnings the user must see, and the answer's figures; `evidence`: the cards shown first,
     carried by the answer (and their "not addressed" is the warning's)."""
@@ -473,7 +485,7 @@ def verify(library, refs: list[DocRef], question: str, conv: Conversation, promp
                                       passages=len(conv.passages()) if conv.mode == "retrieval" else 0,
                                       budget_tokens=reading.budget_tokens, turn=len(conv.turns),
                                       new_context=reading.new_context, rerank=reading.choice,
-                                      dropped=reply.dropped))
+                                      dropped=reply.dropped, judged=card_judgement))
 
 
 def _warnings(library, refs, question: str, conv: Conversation,

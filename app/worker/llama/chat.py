@@ -35,6 +35,7 @@ GRAMMARS_CACHE = 4        # compiled answer grammars kept (each prompt's quotes 
 TOKENS_CACHE = 4          # tokenized prompts kept (a /tokenize, then the chat with the same messages)
 MIN_SLICE = 64            # smaller slices re-read the weights too often: a slow machine got slower still
 SLICE_S = 1.0             # seconds of prompt reading between progress reports and cancel checks
+MAX_TOP_LOGPROBS = 20      # OpenAI's own limit on top_logprobs
 EARLY_CHARS = 4096        # prompt text tokenized to recognise a stored document before the whole prompt is
 
 
@@ -54,6 +55,7 @@ class Usage:
     passages_read: int = 0       # with a passage plan: the passages kept (of passages_total)
     passages_total: int = 0
     measured_tps: float = 0.0    # the prefill speed this reading measured (a plan's cut needs it)
+    top_logprobs: list = field(default_factory=list)    # the first token's likeliest: (text, logprob)
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,7 @@ class Params:
     schema: dict | None = None
     repeat_penalty: float = 1.0
     passages: PassagePlan | None = None
+    top_logprobs: int = 0       # OpenAI's `logprobs` + `top_logprobs`: given for the first token only
 
     @classmethod
     def from_request(cls, body: dict) -> "Params":
@@ -109,7 +112,9 @@ class Params:
                        stop=[stop] if isinstance(stop, str) else list(stop),
                        schema=schema,
                        repeat_penalty=float(body.get("repeat_penalty") or 1.0),
-                       passages=PassagePlan.from_request(body))
+                       passages=PassagePlan.from_request(body),
+                       top_logprobs=min(MAX_TOP_LOGPROBS, max(0, int(body.get("top_logprobs") or 0)))
+                       if body.get("logprobs") else 0)
         except (TypeError, ValueError) as exc:
             raise RequestError(f"invalid sampling parameter: {exc}") from None
 
@@ -420,9 +425,11 @@ class ChatEngine:
         began, usage.finish_reason = time.perf_counter(), "length"
         # generate() evaluates what _prefill left (nothing, or the last token) and samples
         guard = AnswerLoopGuard(llm, len(tokens)) if grammar is not None else None
+        first = FirstTokenOdds(llm, params.top_logprobs, usage) if params.top_logprobs else None
+        processors = [p for p in (first, guard) if p is not None]
         gen = llm.generate(tokens, temp=params.temperature, top_p=params.top_p,
                            repeat_penalty=params.repeat_penalty, grammar=grammar,
-                           logits_processor=llama_cpp.LogitsProcessorList([guard]) if guard else None)
+                           logits_processor=llama_cpp.LogitsProcessorList(processors) if processors else None)
         try:
             for token in gen:
                 if cancelled():
@@ -499,6 +506,26 @@ def schema_to_gbnf(schema: dict) -> str:
     converter = _Utf8Converter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
     converter.visit(converter.resolve_refs(schema, "stdin"), "")
     return converter.format_grammar()
+
+
+class FirstTokenOdds:
+    """A logits processor that notes the first answer token's `top` likeliest tokens with their
+    log-probabilities (before any grammar) into `usage.top_logprobs`, and changes nothing: how
+    likely the model was to say "yes" rather than "no" (the evidence cards' judge) is read there."""
+
+    def __init__(self, llm: llama_cpp.Llama, top: int, usage: Usage):
+        self.llm, self.top, self.usage, self.done = llm, top, usage, False
+
+    def __call__(self, input_ids, scores):
+        if not self.done:
+            self.done = True
+            z = scores.astype(np.float64)
+            logp = z - (z.max() + np.log(np.exp(z - z.max()).sum()))
+            best = np.argpartition(-logp, self.top)[:self.top]
+            best = best[np.argsort(-logp[best])]
+            self.usage.top_logprobs = [(self.llm.detokenize([int(t)]).decode("utf-8", "replace"), float(logp[t]))
+                                       for t in best]
+        return scores
 
 
 class StopFilter:

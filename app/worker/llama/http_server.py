@@ -285,9 +285,10 @@ class Handler(BaseHTTPRequestHandler):
                     self._chunk(base, {"role": "assistant", "content": ""}, None)
                     started = True
                 if delta:
+                    odds = _logprobs(usage) if not parts else None
                     parts.append(delta)
                     if stream:
-                        self._chunk(base, {"content": delta}, None)
+                        self._chunk(base, {"content": delta}, None, odds)
                 if stream and started:
                     self.wfile.flush()
         finally:
@@ -311,7 +312,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         self._json(200, {**base, "object": "chat.completion", "usage": use, "choices": [
             {"index": 0, "message": {"role": "assistant", "content": "".join(parts)},
-             "finish_reason": usage.finish_reason, "logprobs": None}]})
+             "finish_reason": usage.finish_reason, "logprobs": _logprobs(usage)}]})
 
     def _tokenize(self, messages) -> None:
         """vLLM's /tokenize shape: exact prompt size for the caller's budget (no lock: read-only;
@@ -421,9 +422,9 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
 
-    def _chunk(self, base: dict, delta: dict, finish: str | None) -> None:
+    def _chunk(self, base: dict, delta: dict, finish: str | None, logprobs: dict | None = None) -> None:
         event = {**base, "object": "chat.completion.chunk",
-                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}
+                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": logprobs}]}
         self._write_chunk(b"data: " + json.dumps(event, ensure_ascii=False).encode() + b"\n\n")
 
     def _write_chunk(self, data: bytes) -> None:
@@ -505,6 +506,15 @@ def _check_request_values(request: dict) -> None:
 def _short(value) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _logprobs(usage) -> dict | None:
+    """OpenAI's `logprobs` of a choice, for its first token only (what the request asked for)."""
+    if not usage.top_logprobs:
+        return None
+    (token, logprob), *_ = usage.top_logprobs
+    return {"content": [{"token": token, "logprob": logprob,
+                         "top_logprobs": [{"token": t, "logprob": lp} for t, lp in usage.top_logprobs]}]}
 
 
 def _usage_json(usage) -> dict:

@@ -107,10 +107,11 @@ class Evidence:
     ranked: list = field(default_factory=list, repr=False)   # search pages, the cards' first
     # 0..1: how well the cards cover the question (addressed.py); `addressed` is support >= its threshold
     support: float = field(default=1.0, kw_only=True)
+    judged: bool = field(default=False, kw_only=True)   # the reader model chose these cards (judge.py)
 
     def to_dict(self) -> dict:
         return {"addressed": self.addressed, "support": round(self.support, 3), "ms": round(self.ms, 1),
-                "cards": [c.to_dict(self.ms) for c in self.cards]}
+                "cards": [c.to_dict(self.ms) for c in self.cards], **({"judged": True} if self.judged else {})}
 
     @property
     def pages(self) -> list[tuple[int, int]]:
@@ -128,10 +129,13 @@ class _Candidate:
 
 
 def find_evidence(library, refs: list[DocRef], question: str, started: float | None = None,
-                  ranked: list | None = None) -> Evidence:
+                  ranked: list | None = None, most: int | None = None, least: int | None = None,
+                  per_page: int | None = None) -> Evidence:
     """The evidence cards for `question` over `refs`; `started`: perf_counter when it was
-    asked (the cards' `ms` counts from then); `ranked`: the search's pages if already known."""
+    asked (the cards' `ms` counts from then); `ranked`: the search's pages if already known;
+    `most`, `least`, `per_page`: how many cards (more for the reader to judge, judge.py)."""
     started = time.perf_counter() if started is None else started
+    most, least, per_page = most or CARDS, least or AT_LEAST, per_page or PER_PAGE
     ranked = ranked if ranked is not None else ranked_hits(library, refs, question)
     ranked = _across_languages(library, refs, question, ranked)
     pool = ranked[:PAGES + CROSS_PAGES + BRIDGE_PAGES]
@@ -150,10 +154,10 @@ def find_evidence(library, refs: list[DocRef], question: str, started: float | N
     best_cos = max((x for c in candidates for x in c.cos if x is not None), default=None)
     asks = question_shapes.shapes(question)
     cards = [card for c in candidates
-             for card in _page_cards(docs[c.ref.doc_id], c, weights, best_hit, best_cos, asks)]
+             for card in _page_cards(docs[c.ref.doc_id], c, weights, best_hit, best_cos, asks, per_page)]
     cards = _distinct(sorted(cards, key=lambda c: -c.score))
-    keep = [c for c in cards[:CARDS] if c.share > 0 or _close(c.meaning, best_cos)] if terms else cards[:CARDS]
-    cards = keep if len(keep) >= AT_LEAST else cards[:max(AT_LEAST, len(keep))]
+    keep = [c for c in cards[:most] if c.share > 0 or _close(c.meaning, best_cos)] if terms else cards[:most]
+    cards = keep if len(keep) >= least else cards[:max(least, len(keep))]
     support, addressed = addressed_signal(ranked, question, cards, best_cos)
     order = {(c.doc_id, c.page): i for i, c in enumerate(cards)}
     reordered = sorted(ranked, key=lambda rh: order.get((rh[0].doc_id, rh[1].page), len(order)))
@@ -321,7 +325,7 @@ def _candidate(doc: _DocPages, ref: DocRef, hit, rank: int, bridged: bool = Fals
 
 
 def _page_cards(doc: _DocPages, c: _Candidate, weights: TermWeights, best_hit: float, best_cos,
-                asks: set[str]) -> list[EvidenceCard]:
+                asks: set[str], per_page: int | None = None) -> list[EvidenceCard]:
     """The page's best sentences (each with the next one when it adds to it), verified on
     the page, best first: at most PER_PAGE, the second only when it is about the question."""
     usable = [not (s.heading or quote_too_short(s.text) or doc.only_names(w)) for s, w in zip(c.sentences, c.words)]
@@ -341,7 +345,7 @@ def _page_cards(doc: _DocPages, c: _Candidate, weights: TermWeights, best_hit: f
     out: list[EvidenceCard] = []
     taken: set[int] = set()
     for i in order:
-        if len(out) >= PER_PAGE:
+        if len(out) >= (per_page or PER_PAGE):
             break
         if (out and not about[i]) or i in taken:
             continue

@@ -1,0 +1,161 @@
+"""The reader model judges the evidence cards before it answers: each of the question's best
+candidate sentences (more than the cards show) is put to it alone — "does this passage answer
+the question?" — and the cards become the candidates it was likeliest to say "yes" to.
+
+The search and the sentence scores find the right page (0.95 of checking questions in the
+first three cards) but not always the sentence that answers: a question that paraphrases
+("post our speed-test numbers on our blog" for "publish … the results of any performance
+evaluation") shares neither words nor a close e5-small vector with it. A model that reads the
+sentence can tell. One short prompt per candidate, the question first, so the engine reads the
+question once and each candidate's few words after it (its prompt cache); the answer is one
+token, read as how much likelier "yes" was than "no" (the first token's log-probabilities,
+which our llama.cpp worker, vLLM and OpenAI-style endpoints give).
+
+It runs only where it fits the time budget: the candidates' tokens at this model's measured
+prefill speed must take at most JUDGE_SHARE of the first-token target (fewer candidates when
+not all fit; none below MIN_CANDIDATES). With the 1.5B reader on 2 CPU cores (~58 tokens/s)
+20 candidates take ~21 s; on a GPU well under a second. A candidate the model gave no odds for
+keeps its place after those it judged; a failed judgement keeps the search's cards.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, replace
+
+from app.core.answer.budget import estimate_tokens
+from app.core.failures import FailureKind
+
+CANDIDATES = 20         # candidate cards judged at most (the gold sentence is among the first 20 for 0.90 of
+                        # checking English questions, against 0.65 among the five shown)
+PER_PAGE = 8            # candidates one page may give
+SHOWN = 5               # cards shown after judging
+QUOTE_CHARS = 600       # each candidate's quote is cut to this
+JUDGE_SHARE = 0.35      # of the first-token target the judging may take (as reranking's)
+MIN_CANDIDATES = 6      # fewer would only reorder the cards already shown
+TOP_LOGPROBS = 20
+SYSTEM = "You decide whether a passage from a document answers a question."
+_ENGINE_GONE = {FailureKind.CANCELLED, FailureKind.WORKER_DIED, FailureKind.UNAVAILABLE,
+                FailureKind.REQUEST_TIMEOUT}
+
+
+@dataclass
+class Judging:
+    """Said before the judging, as qa.Reading is before the answer (the window and `ask` show it)."""
+    candidates: int
+    seconds: float | None           # expected, from the measured speed
+    mode: str = "retrieval"
+
+    def line(self) -> str:
+        eta = f" ≈ {self.seconds:.0f} s" if self.seconds else ""
+        return f"the model judges {self.candidates} passages{eta}"
+
+
+@dataclass
+class Judged:
+    """What judging did, for the answer's `context.judged`."""
+    candidates: int = 0
+    seconds: float = 0.0
+    changed: int = 0                # cards shown now that were not shown before
+    skipped: str = ""               # why it did not run
+
+    def to_dict(self) -> dict:
+        if self.skipped:
+            return {"skipped": self.skipped}
+        return {"candidates": self.candidates, "seconds": round(self.seconds, 2), "changed": self.changed}
+
+
+def messages(question: str, quote: str) -> list[dict]:
+    return [{"role": "system", "content": SYSTEM},
+            {"role": "user", "content": f"Question: {question}\n\nPassage: {quote[:QUOTE_CHARS]}\n\n"
+                                        "Does this passage answer the question? Reply yes or no."}]
+
+
+def odds(first: dict[str, float] | None) -> float | None:
+    """log P(yes) − log P(no) of the reply's first token (any case, with or without a leading
+    space), or None when neither is among its likeliest."""
+    if not first:
+        return None
+    yes = [lp for t, lp in first.items() if t.strip().casefold() == "yes"]
+    no = [lp for t, lp in first.items() if t.strip().casefold() == "no"]
+    if not yes and not no:
+        return None
+    floor = min(first.values()) - 1.0       # absent from the likeliest: below all of them
+    return _logsumexp(yes or [floor]) - _logsumexp(no or [floor])
+
+
+def fitting(question: str, quotes: list[str], prefill_tps: float | None, target_s: float | None,
+            always: bool = False) -> int:
+    """How many of the best candidates can be judged within JUDGE_SHARE of the target (`always`:
+    all of them, whatever the time)."""
+    if always:
+        n = min(len(quotes), CANDIDATES)
+        return n if n >= MIN_CANDIDATES else 0
+    if not prefill_tps or not target_s:
+        return 0
+    allowed, spent, n = prefill_tps * target_s * JUDGE_SHARE, _cost(question, ""), 0
+    for quote in quotes[:CANDIDATES]:
+        spent += estimate_tokens(quote[:QUOTE_CHARS]) + 4
+        if spent > allowed:
+            break
+        n += 1
+    return n if n >= MIN_CANDIDATES else 0
+
+
+def judge(client, evidence, candidates: list, prefill_tps: float | None, target_s: float | None,
+          cancel=None, on_judging=None, always: bool = False):
+    """(the evidence with the cards the model judged likeliest to answer, Judged). `candidates`:
+    the question's best cards beyond those shown (cards.find_evidence with more cards), best first."""
+    if not evidence.cards or not evidence.addressed:
+        return evidence, Judged(skipped="no cards" if not evidence.cards else "not addressed")
+    n = fitting(evidence.question, [c.quote for c in candidates], prefill_tps, target_s, always)
+    if n < MIN_CANDIDATES:
+        why = "no measured speed" if not prefill_tps else \
+            "too few candidates" if len(candidates) < MIN_CANDIDATES else "not within the time budget"
+        return evidence, Judged(skipped=why)
+    if on_judging:
+        cost = _cost(evidence.question, "") + sum(estimate_tokens(c.quote[:QUOTE_CHARS]) + 4 for c in candidates[:n])
+        on_judging(Judging(n, round(cost / prefill_tps, 1) if prefill_tps else None))
+    start, margins = time.perf_counter(), []
+    try:
+        for card in candidates[:n]:
+            result = client.chat(messages(evidence.question, card.quote), max_tokens=1,
+                                 extra={"logprobs": True, "top_logprobs": TOP_LOGPROBS},
+                                 **({"cancel": cancel} if cancel is not None else {}))
+            margins.append(odds(getattr(result, "first_odds", None)))
+    except Exception as exc:
+        if getattr(exc, "kind", None) in _ENGINE_GONE:   # cancelled, or the engine is gone: as for the answer
+            raise
+        return evidence, Judged(skipped=f"no usable judgement ({type(exc).__name__})")
+    if all(m is None for m in margins):
+        return evidence, Judged(skipped="the engine gave no odds")
+    judged = reorder(evidence, candidates[:n], margins)
+    before = {(c.doc_id, c.page, c.quote) for c in evidence.cards}
+    changed = sum((c.doc_id, c.page, c.quote) not in before for c in judged.cards)
+    return judged, Judged(candidates=n, seconds=time.perf_counter() - start, changed=changed)
+
+
+def reorder(evidence, candidates: list, margins: list[float | None]):
+    """The evidence whose cards are the SHOWN candidates with the best margins (those without
+    one after, in the search's order), and whose pages follow them."""
+    order = sorted(range(len(candidates)), key=lambda i: (margins[i] is None, -(margins[i] or 0.0), i))
+    cards = [candidates[i] for i in order[:SHOWN]]
+    rank = {(c.doc_id, c.page): i for i, c in enumerate(cards)}
+    ranked = sorted(evidence.ranked, key=lambda rh: rank.get((rh[0].doc_id, rh[1].page), len(rank)))
+    return replace(evidence, cards=cards, ranked=ranked, judged=True)
+
+
+def _cost(question: str, quote: str) -> int:
+    return sum(estimate_tokens(m["content"]) for m in messages(question, quote)) + 16
+
+
+def _logsumexp(values: list[float]) -> float:
+    top = max(values)
+    return top + math.log(sum(math.exp(v - top) for v in values))
+
+
+def candidates(library, refs: list, evidence) -> list:
+    """The question's best cards for judging: up to CANDIDATES, PER_PAGE a page."""
+    from app.core.answer.evidence.cards import find_evidence
+    return find_evidence(library, refs, evidence.question, most=CANDIDATES, least=CANDIDATES,
+                         per_page=PER_PAGE).cards

@@ -1,0 +1,87 @@
+"""The reader judges the evidence cards before it answers (app/core/answer/evidence/judge.py),
+with the real llama.cpp worker in its own process: the engine gives the first token's
+log-probabilities as OpenAI's API does, the candidates are put to it one by one, and the cards
+become those it was likeliest to say "yes" to. The embedded 135M model proves the mechanics;
+whether a model's judgement helps is measured by benchmarks/evidence.py --judge with a real one."""
+from __future__ import annotations
+
+import pytest
+
+from app.core import settings
+from app.core.answer.evidence import find_evidence, judge
+from app.worker import engine_errors as errors
+from tests.support.refs import refs_for
+
+pytestmark = pytest.mark.slow
+
+QUESTION = "Can the customer terminate a statement of work for convenience?"
+
+
+def test_the_engine_gives_the_first_token_s_likeliest_tokens_and_their_log_probabilities(runtime):
+    ask = judge.messages("Is the sky blue?", "The sky is blue on a clear day.")
+    result = runtime.engine.chat(ask, max_tokens=1, extra={"logprobs": True, "top_logprobs": 5})
+    odds = result.first_odds
+    assert odds is not None and 1 <= len(odds) <= 5
+    assert all(lp <= 0 for lp in odds.values())
+    assert max(odds.values()) > -5                 # the likeliest is likely
+    assert runtime.engine.chat(ask, max_tokens=1).first_odds is None     # only when asked
+
+
+def test_the_model_judges_the_candidates_and_the_cards_are_those_it_said_yes_to_most(runtime, lib, corpus):
+    settings.save(settings.Settings(judge_cards="on"))
+    refs = refs_for(lib, corpus / "contracts-en" / "bonterms-psa-v1.2.pdf")
+    shown = find_evidence(lib, refs, QUESTION)
+    candidates = judge.candidates(lib, refs, shown)
+    assert len(candidates) > len(shown.cards)                     # more than the cards shown
+    said = []
+    answer = runtime.ask(lib, refs, QUESTION, mode="retrieval", evidence=shown, on_reading=said.append)
+    judged = answer.context.judged
+    assert not judged.skipped, judged
+    assert judged.candidates == min(len(candidates), judge.CANDIDATES) and judged.seconds > 0
+    assert isinstance(said[0], judge.Judging) and said[0].candidates == judged.candidates
+    assert said[0].line().startswith(f"the model judges {judged.candidates} passages")
+    assert answer.evidence.judged and answer.to_dict()["context"]["judged"]["candidates"] == judged.candidates
+    # the same questions put to the engine again give the same odds: the cards are the best of them
+    margins = [judge.odds(runtime.engine.chat(judge.messages(QUESTION, c.quote), max_tokens=1,
+                                              extra={"logprobs": True, "top_logprobs": judge.TOP_LOGPROBS}).first_odds)
+               for c in candidates[:judged.candidates]]
+    best = sorted(range(len(margins)), key=lambda i: (margins[i] is None, -(margins[i] or 0), i))[:judge.SHOWN]
+    assert [c.quote for c in answer.evidence.cards] == [candidates[i].quote for i in best]
+
+
+def test_auto_judges_only_within_the_time_budget_and_off_means_off(runtime, lib, corpus):
+    refs = refs_for(lib, corpus / "contracts-en" / "bonterms-psa-v1.2.pdf")
+    shown = find_evidence(lib, refs, QUESTION)
+    assert settings.load().judge_cards == "auto"
+    settings.save(settings.Settings(first_token_budget_s=0.2))      # 0.07 s of reading: not one candidate
+    answer = runtime.ask(lib, refs, QUESTION, mode="retrieval", evidence=shown)
+    assert answer.context.judged.skipped == "not within the time budget"
+    assert answer.evidence.cards == shown.cards and not answer.evidence.judged
+    settings.save(settings.Settings(judge_cards="off"))
+    answer = runtime.ask(lib, refs, QUESTION, mode="retrieval", evidence=shown)
+    assert answer.context.judged is None and "judged" not in answer.to_dict()["context"]
+
+
+class _FailingEngine:
+    def __init__(self, error):
+        self.error = error
+
+    def chat(self, *args, **kwargs):
+        raise self.error
+
+
+def test_a_failed_judgement_keeps_the_search_s_cards_and_a_dead_engine_is_reported(lib, corpus):
+    refs = refs_for(lib, corpus / "contracts-en" / "bonterms-psa-v1.2.pdf")
+    shown = find_evidence(lib, refs, QUESTION)
+    candidates = judge.candidates(lib, refs, shown)
+    kept, judged = judge.judge(_FailingEngine(errors.ServerError("boom")), shown, candidates, 500, 10, always=True)
+    assert kept is shown and judged.skipped.startswith("no usable judgement")
+    with pytest.raises(errors.WorkerDied):
+        judge.judge(_FailingEngine(errors.WorkerDied("gone")), shown, candidates, 500, 10, always=True)
+
+
+def test_odds_are_read_in_any_case_and_spacing_and_a_missing_side_counts_below_the_rest():
+    assert judge.odds({"Yes": -0.1, " no": -2.5}) == pytest.approx(2.4)
+    assert judge.odds({"yes": -1.0, "YES": -1.0, "No": -1.0}) > 0        # two ways of saying yes
+    assert judge.odds({"no": -0.2, "The": -3.0}) < 0                       # yes below every listed token
+    assert judge.odds({"The": -0.2}) is None and judge.odds(None) is None
