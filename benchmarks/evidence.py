@@ -338,6 +338,37 @@ def signal_grid(rows: list[dict], halves: dict[str, str]) -> None:
           f"(tuning halves: {best[0][0]}/{len(un)} caught, {-best[0][1]}/{len(ans)} refused, margin {best[0][2]:.3f})")
 
 
+def judged_rows(lib, questions, ids, model: str) -> tuple[list[dict], list[float]]:
+    """Each question's cards as the reader judged them (evidence/judge.py, every candidate:
+    `judge_cards = on`), with the app's real engine in its own process and `model`."""
+    from answers import MODELS, fresh_home
+    from app.core.answer.evidence import judge
+    from app.worker.runtime import EngineRuntime
+    rows, seconds = [], []
+    with tempfile.TemporaryDirectory(prefix="pagewise-judge-") as tmp:
+        old = os.environ.get("PAGEWISE_HOME")
+        os.environ["PAGEWISE_HOME"] = str(fresh_home(Path(tmp)))
+        rt = EngineRuntime(model_id=MODELS[model])
+        try:
+            rt.start()
+            for n, q in enumerate(questions, 1):
+                refs = [DocRef(i, ids[d], d) for i, d in enumerate(q["docs"], 1)]
+                shown = evidence_pkg.find_evidence(lib, refs, q["question"])
+                judged, how = judge.judge(rt.engine, shown, judge.candidates(lib, refs, shown), None, None,
+                                          always=True)
+                rows.append(score(q, judged, ids))
+                seconds.append(how.seconds)
+                print(f"  judged {n}/{len(questions)} {q['id']}: {how.candidates or how.skipped} "
+                      f"in {how.seconds:.1f} s", file=sys.stderr, flush=True)
+        finally:
+            rt.stop()
+            if old is None:
+                os.environ.pop("PAGEWISE_HOME", None)
+            else:
+                os.environ["PAGEWISE_HOME"] = old
+    return rows, seconds
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--busy", action="store_true", help="time the cards also while a real engine reads")
@@ -354,6 +385,10 @@ def main(argv=None) -> None:
                     help="the third question set (reported as its own half, never tuned on)")
     ap.add_argument("--fourth", type=Path, default=FOURTH,
                     help="the fourth question set (reported as its own half, never tuned on)")
+    ap.add_argument("--judge", choices=("135m", "0.5b", "1.5b"),
+                    help="also the cards as this model judged them (judge_cards = on), side by side")
+    ap.add_argument("--only", action="append", choices=("tune", "check", "third", "fourth"),
+                    help="only these question sets (repeatable)")
     ap.add_argument("--index-time", action="store_true",
                     help="only time indexing with passage vectors alone vs with sentence vectors too")
     args = ap.parse_args(argv)
@@ -369,6 +404,8 @@ def main(argv=None) -> None:
                      if line.strip()]
             questions += extra
             halves.update({q["id"]: name for q in extra})
+    if args.only:
+        questions = [q for q in questions if halves[q["id"]] in args.only]
     docs = sorted({d for q in questions for d in q["docs"]})
     with tempfile.TemporaryDirectory() as tmp, common.temp_home("pagewise-evidence-"):
         lib = Library(Path(tmp) / "library.sqlite")
@@ -402,6 +439,14 @@ def main(argv=None) -> None:
                      f"p50 {result['busy_ms']['p50']:.0f}  p95 {result['busy_ms']['p95']:.0f}"
                      f"   ratio p95 busy/idle {result['busy_ms']['p95'] / result['idle_ms']['p95']:.2f}")
         print(line)
+        if args.judge:
+            judged, seconds = judged_rows(lib, questions, ids, args.judge)
+            print(f"\nthe cards as {args.judge} judged them (judge_cards = on):")
+            print(table(judged, halves))
+            ran = [x for x in seconds if x > 0]
+            if ran:
+                print(f"seconds judging a question: p50 {statistics.median(ran):.1f}  p95 {percentile(ran, 0.95):.1f}")
+            result["judged"] = {"model": args.judge, "rows": judged, "seconds": seconds}
         if args.answers:
             check = [q for q in questions if halves[q["id"]] == "check" and q["gold"]]
             result["headlines"] = answers(lib, check, ids, args.answers)
