@@ -96,6 +96,8 @@ EXACT: dict[str, str] = {
     "No (the search's order)": "否（按搜索顺序）", "Yes, when there is time before the first words": "是，在第一个词出现前有时间时",
     "Processor cores to use": "使用的处理器核心数", "Longest text the model reads at once": "模型一次读入的最长文本",
     "Aim for the first words within": "力争在此时间内给出第一个词", "Model picks the best page": "由模型挑选最佳页面",
+    "Model judges the evidence": "由模型评判证据", "When there is time before the first words": "在第一个词出现前有时间时",
+    "Always (slow on a processor)": "总是（在处理器上较慢）", "No (the search's cards)": "否（按搜索的卡片）",
     "Theme": "主题", "Interface language": "界面语言", "Remote endpoint (OpenAI-compatible)": "远程端点（兼容 OpenAI）",
     "URL": "网址 (URL)", "Model": "模型", "API key": "API 密钥", "unchanged (kept in the OS keyring)": "不变（保存在系统密钥环中）",
     "No keyring service is available on this system; Pagewise never stores secrets in plain text.":
