@@ -348,6 +348,7 @@ def vs_bare(questions: list[dict], model_id: str, n: int) -> dict:
     from app.core.answer import qa
     from app.core.answer.evidence import find_evidence
     from app.core.library import Library
+    from app.service.planning import start_planned
     from app.worker.runtime import EngineRuntime
     pairs = []
     with tempfile.TemporaryDirectory(prefix="pagewise-answers-bare-") as tmp:
@@ -356,8 +357,8 @@ def vs_bare(questions: list[dict], model_id: str, n: int) -> dict:
         os.environ["PAGEWISE_HOME"] = str(home)
         try:
             lib = Library(home / "library.sqlite")
-            rt = EngineRuntime(model_id=model_id)
-            rt.start()
+            rt = EngineRuntime()
+            start_planned(rt, model_id)
             sent: list[tuple] = []
             chat_of = rt.engine.chat
 

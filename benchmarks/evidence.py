@@ -343,14 +343,15 @@ def judged_rows(lib, questions, ids, model: str) -> tuple[list[dict], list[float
     `judge_cards = on`), with the app's real engine in its own process and `model`."""
     from answers import MODELS, fresh_home
     from app.core.answer.evidence import judge
+    from app.service.planning import start_planned
     from app.worker.runtime import EngineRuntime
     rows, seconds = [], []
     with tempfile.TemporaryDirectory(prefix="pagewise-judge-") as tmp:
         old = os.environ.get("PAGEWISE_HOME")
         os.environ["PAGEWISE_HOME"] = str(fresh_home(Path(tmp)))
-        rt = EngineRuntime(model_id=MODELS[model])
+        rt = EngineRuntime()
         try:
-            rt.start()
+            start_planned(rt, MODELS[model])
             for n, q in enumerate(questions, 1):
                 refs = [DocRef(i, ids[d], d) for i, d in enumerate(q["docs"], 1)]
                 shown = evidence_pkg.find_evidence(lib, refs, q["question"])
