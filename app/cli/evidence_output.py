@@ -34,7 +34,7 @@ def answer_text(answer) -> str:
     notes, timing."""
     from app.core.answer.badge import Badge
     text = answer.text or "(no answer)"
-    judged = getattr(answer.context, "judged", None) if answer.context is not None else None
+    judged = getattr(getattr(answer, "context", None), "judged", None)
     lines = []
     if judged is not None and judged.changed and answer.evidence is not None:
         lines = [evidence_text(answer.evidence, judged), ""]
