@@ -40,6 +40,8 @@ def test_the_model_judges_the_candidates_and_the_cards_are_those_it_said_yes_to_
     assert judged.candidates == min(len(candidates), judge.CANDIDATES) and judged.seconds > 0
     assert isinstance(said[0], judge.Judging) and said[0].candidates == judged.candidates
     assert said[0].line().startswith(f"the model judges {judged.candidates} passages")
+    assert isinstance(said[1], judge.CardsJudged) and said[1].evidence.cards == answer.evidence.cards
+    assert said[1].line().startswith(f"the model judged {judged.candidates} passages in")
     assert answer.evidence.judged and answer.to_dict()["context"]["judged"]["candidates"] == judged.candidates
     # the same questions put to the engine again give the same odds: the cards are the best of them
     margins = [judge.odds(runtime.engine.chat(judge.messages(QUESTION, c.quote), max_tokens=1,

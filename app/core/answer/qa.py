@@ -336,6 +336,8 @@ def ask(request: Question, client: ChatBackend, options: AskOptions = AskOptions
         evidence, card_judgement = judging.judge(client, evidence, judging.candidates(library, refs, evidence),
                                          options.prefill_tps, options.target_s, listen.cancel,
                                          on_judging=listen.on_reading, always=options.judge == "on")
+        if card_judgement.candidates and listen.on_reading:
+            listen.on_reading(judging.CardsJudged(evidence, card_judgement))
         if card_judgement.seconds and options.target_s:     # the judging took part of the user's wait
             options = dataclasses.replace(options, target_s=max(options.target_s - card_judgement.seconds, 0.1))
     plan = choose_context(library, refs, question, client, context_tokens, conv, options, listen, evidence)

@@ -65,6 +65,19 @@ class Judged:
         return {"candidates": self.candidates, "seconds": round(self.seconds, 2), "changed": self.changed}
 
 
+@dataclass
+class CardsJudged:
+    """Said once the model judged the cards, before it reads them to answer: the window shows
+    the judged cards then, not only with the answer."""
+    evidence: object
+    judged: Judged
+    mode: str = "retrieval"
+
+    def line(self) -> str:
+        return (f"the model judged {self.judged.candidates} passages in {self.judged.seconds:.0f} s "
+                f"({self.judged.changed} new card{'s' if self.judged.changed != 1 else ''})")
+
+
 def messages(question: str, quote: str) -> list[dict]:
     return [{"role": "system", "content": SYSTEM},
             {"role": "user", "content": f"Question: {question}\n\nPassage: {quote[:QUOTE_CHARS]}\n\n"
