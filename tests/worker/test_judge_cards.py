@@ -120,3 +120,15 @@ def test_real_vllm_gives_the_first_token_s_odds_the_judge_reads(vllm_py, vllm_ke
         assert judge.odds(result.first_odds) is None or isinstance(judge.odds(result.first_odds), float)
     finally:
         engine.stop()
+
+
+def test_a_comparison_s_table_is_not_judged(lib, corpus):
+    from app.core.answer.refs import DocRef
+    from app.core.compare.clauses import compare_clauses
+    from app.core.compare.topics import parse_topics
+    paths = [corpus / "contracts-en" / "common-paper-csa.pdf", corpus / "contracts-en" / "bonterms-psa-v1.2.pdf"]
+    refs = [DocRef(n, lib.add(p).id, str(p)) for n, p in enumerate(paths, 1)]
+    table = compare_clauses(lib, refs, parse_topics("termination, governing law")).evidence()
+    assert table.cards
+    kept, judged = judge.judge(_FailingEngine(AssertionError("never asked")), table, [], 500, 10, always=True)
+    assert kept is table and judged.skipped == "a comparison's table"

@@ -119,6 +119,8 @@ def judge(client, evidence, candidates: list, prefill_tps: float | None, target_
           cancel=None, on_judging=None, always: bool = False):
     """(the evidence with the cards the model judged likeliest to answer, Judged). `candidates`:
     the question's best cards beyond those shown (cards.find_evidence with more cards), best first."""
+    if getattr(evidence, "table", None) is not None:     # a comparison's cells keep their rows and columns
+        return evidence, Judged(skipped="a comparison's table")
     if not evidence.cards or not evidence.addressed:
         return evidence, Judged(skipped="no cards" if not evidence.cards else "not addressed")
     n = fitting(evidence.question, [c.quote for c in candidates], prefill_tps, target_s, always)
