@@ -42,6 +42,12 @@ class FailureKind(str, Enum):
         return self in _START
 
     @property
+    def ends_the_request(self) -> bool:
+        """The user stopped it, or no engine is there to answer: a step before the answer
+        (reranking, judging the cards) gives up as the answer would, instead of going on without it."""
+        return self in _GONE
+
+    @property
     def explains_itself(self) -> bool:
         """Its message alone tells the user what happened and what to do (no log needed)."""
         return self is not FailureKind.INTERNAL
@@ -55,6 +61,8 @@ class FailureKind(str, Enum):
                         FailureKind.START_FAILED)
 
 
+_GONE = frozenset({FailureKind.CANCELLED, FailureKind.WORKER_DIED, FailureKind.UNAVAILABLE,
+                   FailureKind.REQUEST_TIMEOUT})
 _START = frozenset({FailureKind.KV_TOO_SMALL, FailureKind.FREE_MEMORY, FailureKind.NO_KV_MEMORY,
                     FailureKind.OUT_OF_MEMORY, FailureKind.UNSUPPORTED, FailureKind.MODEL_MISSING,
                     FailureKind.MODEL_BROKEN, FailureKind.KV_DTYPE, FailureKind.NEXT_MODEL,

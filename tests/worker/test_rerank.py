@@ -10,6 +10,7 @@ from app.core import settings
 from app.core.answer import qa, rerank
 from app.core.answer.conversation import Conversation
 from app.worker import engine_errors as errors
+from tests.support.failing_engine import FailingEngine
 from tests.support.refs import refs_for
 
 pytestmark = pytest.mark.slow
@@ -78,20 +79,10 @@ def test_a_slow_machine_shows_fewer_pages_and_a_too_slow_one_none(runtime, lib, 
     assert order[0] == ranked[choice.chosen - 1] and sorted(map(id, order)) == sorted(map(id, ranked))
 
 
-class _FailingEngine:
-    """Fault injection: the engine answers the choice with a server error, then dies."""
-
-    def __init__(self, error):
-        self.error = error
-
-    def chat(self, *args, **kwargs):
-        raise self.error
-
-
 def test_a_failed_choice_keeps_retrievals_order_and_a_dead_engine_is_reported(lib, corpus):
     refs = refs_for(lib, corpus / "contracts-en" / "bonterms-psa-v1.2.pdf")
     ranked = qa.ranked_hits(lib, refs, QUESTION)
-    order, choice = rerank.rerank(_FailingEngine(errors.ServerError("boom")), QUESTION, ranked, 500, 10)
+    order, choice = rerank.rerank(FailingEngine(errors.ServerError("boom")), QUESTION, ranked, 500, 10)
     assert order == ranked and choice.skipped.startswith("no usable choice")
     with pytest.raises(errors.WorkerDied):
-        rerank.rerank(_FailingEngine(errors.WorkerDied("gone")), QUESTION, ranked, 500, 10)
+        rerank.rerank(FailingEngine(errors.WorkerDied("gone")), QUESTION, ranked, 500, 10)

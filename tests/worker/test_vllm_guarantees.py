@@ -178,25 +178,11 @@ def test_real_vllm_enginecore_killed_mid_answer_and_between_answers_is_restarted
     import time
 
     from app.worker import recovery
-    from app.worker.engine import Engine
-    from tests.worker.conftest import build_awq_smollm2, build_hf_smollm2, vllm_child_env
     from tests.support.enginecore import kill_enginecores
-    from tests.worker.test_vllm_cpu import CPU_ENV
-    weights = "awq" if vllm_kernels["awq"] else "float32"
-    folder = build_awq_smollm2(vllm_py) if weights == "awq" else build_hf_smollm2(vllm_py)
-    monkeypatch.setenv(vllm.PYTHON_ENV, vllm_py)
-    plan = Plan(engine="vllm", model_id="smollm2-test", weights_format=weights, gpu_memory_utilization=None,
-                max_model_len=2048, enforce_eager=True)
-
-    def launch(plan, _options, _on_status):
-        spec = vllm.launch_spec(plan, folder, "smollm2", env={**CPU_ENV, **vllm_child_env()},
-                                ready_timeout_s=300, stall_timeout_s=120)
-        sup = Supervisor(spec, log_path=tmp_path / "vllm.log")
-        sup.start()
-        return sup
+    from tests.worker.conftest import start_real_vllm
     said = []
-    engine = Engine(on_status=lambda state, detail: said.append((state, detail)), launcher=launch)
-    engine.start(plan)
+    engine = start_real_vllm(vllm_py, vllm_kernels, tmp_path, monkeypatch,
+                             on_status=lambda state, detail: said.append((state, detail)))
     # an answer long enough that the kill at its first token lands while the engine still writes it
     messages = [{"role": "user", "content": "Count from one to sixty in words, separated by commas."}]
 

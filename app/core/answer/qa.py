@@ -333,9 +333,9 @@ def ask(request: Question, client: ChatBackend, options: AskOptions = AskOptions
     # the caller (app.service) holds the documents' locks: a removal waits for this answer
     card_judgement = None
     if options.judge in ("auto", "on") and evidence is not None:
-        evidence, card_judgement = judging.judge(client, evidence, judging.candidates(library, refs, evidence),
-                                         options.prefill_tps, options.target_s, listen.cancel,
-                                         on_judging=listen.on_reading, always=options.judge == "on")
+        evidence, card_judgement = judging.judge_found(
+            client, evidence, lambda: judging.candidates(library, refs, evidence), options.prefill_tps,
+            options.target_s, listen.cancel, on_judging=listen.on_reading, always=options.judge == "on")
         if card_judgement.candidates and listen.on_reading:
             listen.on_reading(judging.CardsJudged(evidence, card_judgement))
         if card_judgement.seconds and options.target_s:     # the judging took part of the user's wait

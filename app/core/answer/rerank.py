@@ -36,8 +36,6 @@ CANDIDATES = 6          # pages shown at most
 PASSAGE_TOKENS = 220    # each candidate's passage is cut to about this (estimated: ~770 English characters, ~145 Chinese)
 RERANK_SHARE = 0.35     # of the first-token target the choice may take
 MIN_CANDIDATES = 2
-_ENGINE_GONE = {FailureKind.CANCELLED, FailureKind.WORKER_DIED, FailureKind.UNAVAILABLE,
-                FailureKind.REQUEST_TIMEOUT}
 
 
 @dataclass
@@ -119,7 +117,7 @@ def rerank(client, question: str, ranked: list, prefill_tps: float | None, targe
                              **({"cancel": cancel} if cancel is not None else {}))
         best = int(json.loads(result.text)["best"])
     except Exception as exc:
-        if getattr(exc, "kind", None) in _ENGINE_GONE:   # cancelled, or the engine is gone: as for the answer
+        if isinstance(getattr(exc, "kind", None), FailureKind) and exc.kind.ends_the_request:
             raise
         return ranked, Choice(skipped=f"no usable choice ({type(exc).__name__})")
     if not 1 <= best <= n:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, replace
+from typing import Callable
 
 from app.core.answer.budget import estimate_tokens
 from app.core.failures import FailureKind
@@ -35,8 +36,6 @@ JUDGE_SHARE = 0.35      # of the first-token target the judging may take (as rer
 MIN_CANDIDATES = 6      # fewer would only reorder the cards already shown
 TOP_LOGPROBS = 20
 SYSTEM = "You decide whether a passage from a document answers a question."
-_ENGINE_GONE = {FailureKind.CANCELLED, FailureKind.WORKER_DIED, FailureKind.UNAVAILABLE,
-                FailureKind.REQUEST_TIMEOUT}
 
 
 @dataclass
@@ -115,14 +114,39 @@ def fitting(question: str, quotes: list[str], prefill_tps: float | None, target_
     return n if n >= MIN_CANDIDATES else 0
 
 
+def judge_found(client, evidence, find: Callable[[], list], prefill_tps: float | None, target_s: float | None,
+                cancel=None, on_judging=None, always: bool = False):
+    """judge(), the candidates found (`find()`) only where judging can run: no second search on
+    every question of a machine too slow to judge within the budget (a CPU, by default)."""
+    why = _unjudgeable(evidence) or (None if always else _too_slow(evidence, prefill_tps, target_s))
+    if why:
+        return evidence, Judged(skipped=why)
+    return judge(client, evidence, find(), prefill_tps, target_s, cancel, on_judging, always)
+
+
+def _unjudgeable(evidence) -> str | None:
+    if getattr(evidence, "table", None) is not None:     # a comparison's cells keep their rows and columns
+        return "a comparison's table"
+    if not evidence.cards or not evidence.addressed:
+        return "no cards" if not evidence.cards else "not addressed"
+    return None
+
+
+def _too_slow(evidence, prefill_tps: float | None, target_s: float | None) -> str | None:
+    """Why even MIN_CANDIDATES candidates as short as the shortest card shown cannot fit."""
+    if not prefill_tps or not target_s:
+        return "no measured speed"
+    shortest = min(estimate_tokens(c.quote[:QUOTE_CHARS]) for c in evidence.cards) + 4
+    fits = _cost(evidence.question, "") + MIN_CANDIDATES * shortest <= prefill_tps * target_s * JUDGE_SHARE
+    return None if fits else "not within the time budget"
+
+
 def judge(client, evidence, candidates: list, prefill_tps: float | None, target_s: float | None,
           cancel=None, on_judging=None, always: bool = False):
     """(the evidence with the cards the model judged likeliest to answer, Judged). `candidates`:
     the question's best cards beyond those shown (cards.find_evidence with more cards), best first."""
-    if getattr(evidence, "table", None) is not None:     # a comparison's cells keep their rows and columns
-        return evidence, Judged(skipped="a comparison's table")
-    if not evidence.cards or not evidence.addressed:
-        return evidence, Judged(skipped="no cards" if not evidence.cards else "not addressed")
+    if why := _unjudgeable(evidence):
+        return evidence, Judged(skipped=why)
     n = fitting(evidence.question, [c.quote for c in candidates], prefill_tps, target_s, always)
     if n < MIN_CANDIDATES:
         why = "no measured speed" if not prefill_tps else \
@@ -139,7 +163,7 @@ def judge(client, evidence, candidates: list, prefill_tps: float | None, target_
                                  **({"cancel": cancel} if cancel is not None else {}))
             margins.append(odds(getattr(result, "first_odds", None)))
     except Exception as exc:
-        if getattr(exc, "kind", None) in _ENGINE_GONE:   # cancelled, or the engine is gone: as for the answer
+        if isinstance(getattr(exc, "kind", None), FailureKind) and exc.kind.ends_the_request:
             raise
         return evidence, Judged(skipped=f"no usable judgement ({type(exc).__name__})")
     if all(m is None for m in margins):
