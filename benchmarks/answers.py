@@ -472,6 +472,8 @@ def main(argv=None) -> dict:
     ap.add_argument("--rejudge", type=Path, metavar="JSON",
                     help="judge the answers a run recorded again (the judge changed), figures and all")
     ap.add_argument("--ids", help="comma-separated question ids instead of a half/subset")
+    ap.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE",
+                    help="a setting of the app's home for every ask (`pagewise settings set`), e.g. judge_cards=on")
     ap.add_argument("--name", default=None, help="JSON name (default answers-<models>-<half>)")
     args = ap.parse_args(argv)
     if args.agreement:
@@ -495,6 +497,10 @@ def main(argv=None) -> dict:
         prepare_model(model_id)
         with tempfile.TemporaryDirectory(prefix="pagewise-answers-") as tmp:
             home = fresh_home(Path(tmp))
+            for setting in args.setting:
+                key, _, value = setting.partition("=")
+                subprocess.run([sys.executable, "-m", "app", "settings", "set", key, value], cwd=common.ROOT,
+                               env={**os.environ, "PAGEWISE_HOME": str(home)}, check=True, capture_output=True)
             if not (args.only_followups or args.no_asks):
                 rows += ask_each(asked, model_id, home)
             if args.followups or args.only_followups:
@@ -510,7 +516,7 @@ def main(argv=None) -> dict:
         print(f"app ÷ bare llama.cpp first token, {model_id}: median {b['ttft_ratio_median']:.2f}× "
               f"over {len(b['pairs'])} questions")
     agree = agreement()
-    data = {"half": args.half, "limit": args.limit, "judge_agreement": {k: agree[k] for k in ("items", "agree", "share")}, "asked": len(asked), "of": len(pool),
+    data = {"half": args.half, "limit": args.limit, "settings": args.setting, "judge_agreement": {k: agree[k] for k in ("items", "agree", "share")}, "asked": len(asked), "of": len(pool),
             "models": models, "seconds": common.now() - began, "figures": figs, "vs_bare": bare,
             "checks": [{"target": t, "met": ok} for t, ok in results], "rows": rows}
     name = args.name or f"answers-{'-'.join(m for m in (args.model or ['1.5b']))}-{args.half}"
