@@ -445,8 +445,8 @@ class MainWindow(QMainWindow):
         self.chat.finish(answer.text, answer.citations, history.meta_line(answer), headline, shown_as)
         data = {**answer.to_dict(), "headline": headline, "status": shown_as}
         self.chat.entries[-1].data, self.chat.entries[-1].when = data, time.time()   # what an export keeps
-        if evidence is not None and (self.chat.entries[-1].evidence is None or evidence.judged):
-            self.chat.show_evidence(evidence)      # its own job's signal did not come first, or the model judged them
+        if evidence is not None and self.chat.entries[-1].evidence is None:
+            self.chat.show_evidence(evidence)      # its own job's signal did not come first
         selected = self.citations.current
         self.citations.set_citations(answer.citations, self._labels(), cards)
         shown = self.chat.entries[-1].question      # as the chat shows it (a comparison's, not its prompt)

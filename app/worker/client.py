@@ -262,7 +262,8 @@ class ChatClient:
         try:
             for event in events:
                 for choice in event.get("choices") or []:
-                    odds = odds or _first_odds(choice.get("logprobs"))
+                    if odds is None and choice.get("logprobs"):
+                        odds = _first_odds(choice["logprobs"])
                     delta = (choice.get("delta") or {}).get("content") or ""
                     if delta:
                         ttft = ttft or time.perf_counter() - began
