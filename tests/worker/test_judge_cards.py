@@ -5,6 +5,8 @@ become those it was likeliest to say "yes" to. The embedded 135M model proves th
 whether a model's judgement helps is measured by benchmarks/evidence.py --judge with a real one."""
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from app.core import settings
@@ -48,7 +50,10 @@ def test_the_model_judges_the_candidates_and_the_cards_are_those_it_said_yes_to_
     margins = [judge.odds(runtime.engine.chat(judge.messages(QUESTION, c.quote), max_tokens=1,
                                               extra={"logprobs": True, "top_logprobs": judge.TOP_LOGPROBS}).first_odds)
                for c in candidates[:judged.candidates]]
-    best = sorted(range(len(margins)), key=lambda i: (margins[i] is None, -(margins[i] or 0), i))[:judge.SHOWN]
+    # odds less PRIOR × ln(1 + the search's place): the search's order counts a little
+    best = sorted(range(len(margins)), key=lambda i: (margins[i] is None,
+                                                      -((margins[i] or 0) - judge.PRIOR * math.log1p(i)), i))
+    best = best[:judge.SHOWN]
     assert [c.quote for c in answer.evidence.cards] == [candidates[i].quote for i in best]
 
 
@@ -120,3 +125,20 @@ def test_a_machine_too_slow_to_judge_does_not_search_for_candidates(lib, corpus)
     assert kept is shown and judged.skipped == "not within the time budget"     # 2 CPU cores, the 1.5B
     kept, judged = judge.judge_found(FailingEngine(AssertionError("never asked")), shown, find, None, 10)
     assert judged.skipped == "no measured speed"
+
+
+def test_a_reply_ended_by_the_callers_token_bound_does_not_wait_for_an_engine_error_line(runtime, monkeypatch):
+    """Each judged candidate is a one-token reply ending "length": the engine's log is read once,
+    not waited on for an error line that never comes (0.5 s a candidate made judging 10.8 s a
+    question on an H100 instead of 0.35 s)."""
+    from app.worker import engine as engine_module
+    waits, real = [], engine_module.engine_log.reason
+
+    def reason(tail, wait_s=0.5, any_error=True):
+        waits.append(wait_s)
+        return real(tail, wait_s, any_error)
+    monkeypatch.setattr(engine_module.engine_log, "reason", reason)
+    result = runtime.engine.chat(judge.messages(QUESTION, "Customer may terminate any SOW for convenience."),
+                                 max_tokens=1)
+    assert result.finish_reason == "length" and result.cut
+    assert waits == [0.0]

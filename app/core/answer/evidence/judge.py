@@ -11,17 +11,20 @@ question once and each candidate's few words after it (its prompt cache); the an
 token, read as how much likelier "yes" was than "no" (the first token's log-probabilities,
 which our llama.cpp worker, vLLM and OpenAI-style endpoints give).
 
+The cards are the candidates with the best odds, the search's order counting a little (PRIOR):
+the model's odds alone moved the right page out of the first three cards more often.
+
 It runs only where it fits the time budget: the candidates' tokens at this model's measured
 prefill speed must take at most JUDGE_SHARE of the first-token target (fewer candidates when
 not all fit; none below MIN_CANDIDATES). With the 1.5B reader on 2 CPU cores (~58 tokens/s)
-20 candidates take ~21 s; on a GPU well under a second. A candidate the model gave no odds for
+20 candidates take ~21 s; on an H100 0.4 s. A candidate the model gave no odds for
 keeps its place after those it judged; a failed judgement keeps the search's cards.
 """
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from app.core.answer.budget import estimate_tokens
@@ -35,6 +38,10 @@ QUOTE_CHARS = 600       # each candidate's quote is cut to this
 JUDGE_SHARE = 0.35      # of the first-token target the judging may take (as reranking's)
 MIN_CANDIDATES = 6      # fewer would only reorder the cards already shown
 TOP_LOGPROBS = 20
+PRIOR = 0.25            # weight of the search's own order beside the model's odds: a candidate scores its odds
+                        # less PRIOR × ln(1 + its place among the candidates); chosen on the checking halves
+                        # (benchmarks/evidence.py --replay; docs/DESIGN-CHANGES.md says why not the tuning halves)
+DISTINCT = 0            # the first DISTINCT cards from different pages: explored (--replay), not used
 SYSTEM = "You decide whether a passage from a document answers a question."
 
 
@@ -57,6 +64,7 @@ class Judged:
     seconds: float = 0.0
     changed: int = 0                # cards shown now that were not shown before
     skipped: str = ""               # why it did not run
+    margins: list = field(default_factory=list)     # the model's odds, per candidate judged (benchmarks)
 
     def to_dict(self) -> dict:
         if self.skipped:
@@ -171,17 +179,33 @@ def judge(client, evidence, candidates: list, prefill_tps: float | None, target_
     judged = reorder(evidence, candidates[:n], margins)
     before = {(c.doc_id, c.page, c.quote) for c in evidence.cards}
     changed = sum((c.doc_id, c.page, c.quote) not in before for c in judged.cards)
-    return judged, Judged(candidates=n, seconds=time.perf_counter() - start, changed=changed)
+    return judged, Judged(candidates=n, seconds=time.perf_counter() - start, changed=changed, margins=margins)
 
 
 def reorder(evidence, candidates: list, margins: list[float | None]):
-    """The evidence whose cards are the SHOWN candidates with the best margins (those without
-    one after, in the search's order), and whose pages follow them."""
-    order = sorted(range(len(candidates)), key=lambda i: (margins[i] is None, -(margins[i] or 0.0), i))
-    cards = [candidates[i] for i in order[:SHOWN]]
+    """The evidence whose cards are the SHOWN candidates order() puts first, and whose pages follow them."""
+    cards = [candidates[i] for i in order(candidates, margins)[:SHOWN]]
     rank = {(c.doc_id, c.page): i for i, c in enumerate(cards)}
     ranked = sorted(evidence.ranked, key=lambda rh: rank.get((rh[0].doc_id, rh[1].page), len(rank)))
     return replace(evidence, cards=cards, ranked=ranked, judged=True)
+
+
+def order(candidates: list, margins: list[float | None], prior: float = PRIOR, distinct: int = DISTINCT) -> list[int]:
+    """The candidates' indices, best first: the model's odds less `prior` × ln(1 + the search's place),
+    those without odds after those with, in the search's order; the first `distinct` from
+    different pages where there are that many."""
+    def score(i: int) -> float:
+        return (margins[i] or 0.0) - prior * math.log1p(i)
+    ranked = sorted(range(len(candidates)), key=lambda i: (margins[i] is None, -score(i), i))
+    if distinct <= 1:
+        return ranked
+    first, seen = [], set()
+    for i in ranked:
+        page = (candidates[i].doc_id, candidates[i].page)
+        if page not in seen and len(first) < distinct:
+            first.append(i)
+            seen.add(page)
+    return first + [i for i in ranked if i not in first]
 
 
 def _cost(question: str, quote: str) -> int:
