@@ -109,7 +109,8 @@ def prepare_model(model_id: str) -> None:
     sys.path.insert(0, str(common.ROOT / "scripts"))
     import real_models
     spec = real_models.BY_ID[model_id]
-    path = real_models.assemble(spec)
+    given = os.environ.get("PAGEWISE_BENCH_GGUF")     # the GPU machine: the GGUF staged there, no wheels
+    path = Path(given) if given else real_models.assemble(spec)
     env = {**os.environ, "PAGEWISE_HOME": str(bench_models_home())}
     folder = bench_models_home() / "data" / "models" / "imported" / model_id
     if not folder.is_dir():

@@ -173,6 +173,7 @@ PATTERNS: list[tuple[str, object]] = [
     (r"(.+)  — in use", r"\1  — 使用中"),
     (r"(.+)  — recommended  — in use", r"\1  — 推荐  — 使用中"),
     (r"found in ([\d.]+) s, before the model reads anything", r"用时 \1 秒，模型尚未开始阅读"),
+    (r"found in ([\d.]+) s, then chosen by the model as the likeliest to answer", r"用时 \1 秒找到，再由模型选出最可能回答问题的段落"),
     (r"The model found no answer in the closest passages \((.+)\), which the search found on this question's "
      r"topic: read them\.", lambda m: f"模型在最接近的段落（{m[1].replace(', ', ' 页，').replace('p. ', '第 ')} 页）中没有找到答案；"
                                       "搜索认为它们与这个问题相关：请阅读它们。"),

