@@ -32,9 +32,9 @@ def evidence_html(index: int, evidence) -> str:
         parts = [heading("Evidence", "#b9770e"),
                  f"<p style='color:#b9770e; margin:0 0 4px 0'>{html.escape(NOT_ADDRESSED)}</p>"]
     else:
-        how = (f"found in {evidence.ms / 1000:.2f} s, then chosen by the model as the likeliest to answer"
-               if getattr(evidence, "judged", False) else
-               f"found in {evidence.ms / 1000:.2f} s, before the model reads anything")
+        how = f"found in {evidence.ms / 1000:.2f} s, " + (
+            "then chosen by the model as the likeliest to answer" if getattr(evidence, "judged", False)
+            else "before the model reads anything")
         parts = [heading("Evidence") + f"<p style='color:gray; font-size:small; margin:0 0 4px 0'>{how}</p>"]
     for n, card in enumerate(evidence.cards):
         clause = f" · {_text(card.clause)}" if card.clause else ""
