@@ -6,7 +6,7 @@ against its gold answer (benchmarks/judge.py), bucketed by what the user is show
         [--half checking|tuning|all] [--limit N] [--followups] [--vs-bare N] [--agreement]
 
 Questions: shared/eval/dev.jsonl and benchmarks/eval/second-{en,zh}.jsonl, split into the
-(--half third / fourth: benchmarks/eval/third.jsonl, fourth.jsonl, written apart and never tuned on)
+(--half third / fourth / fifth: benchmarks/eval/third.jsonl, fourth.jsonl, fifth.jsonl, written apart and never tuned on)
 tuning and checking halves the other benchmarks use (retrieval.split); the checking half by
 default. --limit N: a subset stratified by (language, type), round-robin over the strata.
 --followups: each document's questions again, as follow-ups in one conversation
@@ -49,10 +49,11 @@ SETS = {"dev": common.EVAL, "second-en": common.ROOT / "benchmarks" / "eval" / "
         "second-zh": common.ROOT / "benchmarks" / "eval" / "second-zh.jsonl"}
 THIRD = common.ROOT / "benchmarks" / "eval" / "third.jsonl"    # never tuned on: a half of its own
 FOURTH = common.ROOT / "benchmarks" / "eval" / "fourth.jsonl"  # the same
+FIFTH = common.ROOT / "benchmarks" / "eval" / "fifth.jsonl"    # the same
 MODELS = {"135m": "smollm2-135m-q4_1", "0.5b": "qwen-coder-0.5b", "1.5b": "qwen-coder-1.5b"}
 AGREEMENT = common.ROOT / "benchmarks" / "eval" / "judge-agreement.jsonl"
 JSON_DIR = common.ROOT / "docs" / "bench-json"
-HALF = {"checking": "check", "tuning": "tune", "third": "third", "fourth": "fourth"}
+HALF = {"checking": "check", "tuning": "tune", "third": "third", "fourth": "fourth", "fifth": "fifth"}
 ASK_TIMEOUT_S = 420          # one question on a busy 2-core machine with the 1.5B, engine start included
 ANSWERABLE = ("right+headline", "right+demoted", "wrong+headline", "wrong+demoted", "refused", "failed")
 UNANSWERABLE = ("handled", "headlined", "demoted only", "failed")
@@ -68,7 +69,7 @@ def load_questions() -> list[dict]:
     halves = retrieval.split(out)
     for q in out:
         q["half"] = halves[q["id"]]
-    for name, path in (("third", THIRD), ("fourth", FOURTH)):
+    for name, path in (("third", THIRD), ("fourth", FOURTH), ("fifth", FIFTH)):
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 out.append({**json.loads(line), "set": name, "half": name})
@@ -463,7 +464,7 @@ def rejudge(path: Path) -> dict:
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", action="append", choices=sorted(MODELS), help="repeatable (default 1.5b)")
-    ap.add_argument("--half", choices=("checking", "tuning", "third", "fourth", "all"), default="checking")
+    ap.add_argument("--half", choices=("checking", "tuning", "third", "fourth", "fifth", "all"), default="checking")
     ap.add_argument("--limit", type=int, default=None, help="a stratified subset of N questions")
     ap.add_argument("--followups", action="store_true", help="also ask them as follow-ups (one conversation per document)")
     ap.add_argument("--only-followups", action="store_true", help="follow-ups only (not each in its own ask)")

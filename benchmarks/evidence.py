@@ -10,7 +10,8 @@ per language and type, by the SHA-1 of the id), and the third set (benchmarks/ev
 written apart from this code) as a half of its own that nothing is tuned on. Constants are
 chosen on the tuning half; the checking half, the third set and the fourth (benchmarks/eval/fourth.jsonl:
 cross-lingual questions, paraphrases and unanswerable near misses, written apart from this code
-after the dictionary across languages was chosen) only confirm them. Vectors: the
+after the dictionary across languages was chosen) and the fifth (benchmarks/eval/fifth.jsonl, written
+apart from this code after the seventh pass) only confirm them. Vectors: the
 passages' and every sentence's of the questions' documents, cached by text in the temp folder. Per half and
 group (English, Chinese — all answerable questions by their language —, cross-lingual,
 definition, numeric, comparison, unanswerable):
@@ -158,6 +159,7 @@ def load_questions() -> list[dict]:
 
 THIRD = common.ROOT / "benchmarks" / "eval" / "third.jsonl"   # never tuned on: reported as its own half
 FOURTH = common.ROOT / "benchmarks" / "eval" / "fourth.jsonl"  # the same
+FIFTH = common.ROOT / "benchmarks" / "eval" / "fifth.jsonl"    # the same, written after the seventh pass
 
 
 def groups(q: dict) -> list[str]:
@@ -210,7 +212,7 @@ GROUPS = ("en", "zh", "cross-lingual", "definition", "numeric", "comparison", "u
 def table(rows: list[dict], halves: dict[str, str]) -> str:
     out = [f"{'half':6s} {'group':14s} {'n':>3s} {'first':>6s} {'page@3':>7s} {'page@5':>7s} {'sentence':>8s} "
            f"{'refused':>8s} {'caught':>8s}"]
-    for half in ("tune", "check", "third", "fourth", "all"):
+    for half in ("tune", "check", "third", "fourth", "fifth", "all"):
         for name in GROUPS:
             rs = [r for r in rows if (half == "all" and halves[r["id"]] in ("tune", "check") or half == halves[r["id"]])
                   and (name in r["groups"] or (name == "answerable" and r["answerable"]))]
@@ -410,7 +412,7 @@ def replay(path: Path) -> None:
     fourth sets confirm it."""
     data = json.loads(path.read_text(encoding="utf-8"))
     rows, halves = data["judged"]["rows"], data["halves"]
-    names = ("tune", "check", "third", "fourth")
+    names = [h for h in ("tune", "check", "third", "fourth", "fifth") if h in set(halves.values())]
     print(f"{'prior':>6s} {'distinct':>8s}  " + "  ".join(f"{h + ': sentence page@3':>24s}" for h in names))
     grid = []
     for distinct in (0, 2, 3):
@@ -448,7 +450,9 @@ def main(argv=None) -> None:
                     help="the fourth question set (reported as its own half, never tuned on)")
     ap.add_argument("--judge", choices=("135m", "0.5b", "1.5b"),
                     help="also the cards as this model judged them (judge_cards = on), side by side")
-    ap.add_argument("--only", action="append", choices=("tune", "check", "third", "fourth"),
+    ap.add_argument("--fifth", type=Path, default=FIFTH,
+                    help="the fifth question set (reported as its own half, never tuned on)")
+    ap.add_argument("--only", action="append", choices=("tune", "check", "third", "fourth", "fifth"),
                     help="only these question sets (repeatable)")
     ap.add_argument("--replay", type=Path, metavar="JSON",
                     help="choose judge.PRIOR / DISTINCT on the tuning halves from a --judge run's JSON (no model)")
@@ -464,7 +468,8 @@ def main(argv=None) -> None:
         return
     questions = load_questions()
     halves = retrieval.split(questions)
-    for name, path in (("third", args.third), ("fourth", args.fourth)):
+    extra_sets = (("third", args.third), ("fourth", args.fourth), ("fifth", args.fifth))
+    for name, path in extra_sets:
         if path.exists():
             extra = [{**json.loads(line), "set": name} for line in path.read_text(encoding="utf-8").splitlines()
                      if line.strip()]
@@ -482,7 +487,7 @@ def main(argv=None) -> None:
             evidence_pkg.find_evidence(lib, [DocRef(1, ids[q["docs"][0]], q["docs"][0])], q["question"])
             break
         rows = run_questions(lib, questions, ids)
-        print(f"{len(questions)} questions ({', '.join([*SETS, *(n for n, p in (('third', args.third), ('fourth', args.fourth)) if p.exists())])}), {len(docs)} documents, "
+        print(f"{len(questions)} questions ({', '.join([*SETS, *(n for n, p in extra_sets if p.exists())])}), {len(docs)} documents, "
               f"search vectors {'on' if args.dense else 'off'}")
         if args.signal:     # the table then shows the chosen signal's verdicts
             signal_grid(rows, halves)

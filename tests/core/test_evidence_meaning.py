@@ -321,3 +321,28 @@ def test_a_document_is_split_into_sentences_once_for_its_definitions_and_its_dic
     other = lib.add(corpus / "contracts-en" / "common-paper-csa.pdf")
     kept.get(info, lambda: 1), kept.get(other, lambda: 2)
     assert kept.get(info, lambda: 3) == 3                     # the oldest document makes room
+
+
+def test_a_question_asking_what_a_defined_term_means_gets_its_definition(corpus, lib, monkeypatch):
+    """The PIPL uses "个人信息处理者" on every page and defines it on one near its end: a question
+    asking who counts as one gets that definition as a card, though the search alone ranks the
+    pages that use the term most."""
+    from app.core.answer.evidence import cards
+    info = lib.add(corpus / "contracts-zh" / "pipl.pdf")
+    refs = [qa.DocRef(1, info.id, "pipl.pdf")]
+    question = "我们公司按客户的指示替它整理客户名单，用来干什么、怎么处理都是客户定的。法律上说的“个人信息处理者”是指谁？"
+
+    def defining(ev):
+        return [c for c in ev.cards if "个人信息处理者，是指" in c.quote]
+    ev = find_evidence(lib, refs, question)
+    assert defining(ev) and defining(ev)[0].page == 9, [(c.page, c.quote[:40]) for c in ev.cards]
+    monkeypatch.setattr(cards, "DEF_PAGES", 0)
+    assert not defining(find_evidence(lib, refs, question))
+
+
+def test_the_defined_terms_a_question_names_longest_first(corpus, lib):
+    from app.core.answer.evidence import definitions
+    info = lib.add(corpus / "contracts-en" / "bonterms-dpa-v1.0.pdf")
+    named = [d.term for d in definitions.named_in(lib, info, "What counts as Customer Personal Data under the DPA?")]
+    assert named[:1] == ["Customer Personal Data"] and "Personal Data" in named, named
+    assert definitions.named_in(lib, info, "How long does the vendor have to report a breach?") == []

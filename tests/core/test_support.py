@@ -141,3 +141,22 @@ def test_a_short_answer_naming_who_is_backed_by_a_quote_holding_it_about_the_que
     assert supports("Provider will maintain the Product in accordance with the Documentation.", "Provider.", q) \
         == "unclear"
     assert supports("Customer may use the Feedback portal to submit requests.", "Provider.", q) == "unclear"
+
+
+def test_a_bare_figure_is_backed_only_by_a_quote_about_more_than_the_kind_of_figure_asked():
+    """"30 days" to "how many days' notice of non-renewal" is not backed by a cure period's
+    "30 days notice" (the 1.5B's answer to a question the contract leaves to the Order Form):
+    "days" and "notice" only say what kind of figure is asked for."""
+    question = ("How many days before the end of a subscription period must we send a non-renewal "
+                "notice under the Common Paper CSA?")
+    cure = ("Either party may terminate the Framework Terms or an Order Form immediately: a. if the other party "
+            "fails to cure a material breach of the Framework Terms or an Order Form following 30 days notice;")
+    assert supports(cure, "30 days", question) == "unclear"
+    renewal = ("Each party must give notice of non-renewal at least 30 days before the end of the "
+               "current Subscription Period.")
+    assert supports(renewal, "30 days", question) == "supports"
+    affiliate = ('13.2 "Affiliate" means an entity that controls a party, where control means having more than '
+                 "fifty percent (50%) of the voting stock.")
+    assert supports(affiliate, "50.00% of revenue",
+                    "What percentage of revenue does the partner earn as its share under the Partnership Agreement?") \
+        == "unclear"

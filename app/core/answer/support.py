@@ -127,6 +127,21 @@ def _key_terms(question: str) -> list[str]:
     return [t for t in _terms(question) if t.casefold() not in _GENERIC]
 
 
+# Words naming what kind of figure is asked for ("how many days", "what percentage", "多少天"): a
+# quote backing only a figure must be about the question beyond them ("30 days" of a cure period
+# is no answer to "how many days' notice of non-renewal").
+_UNIT_WORDS = frozenset("""day days hour hours week weeks month months year years percent percentage
+percentages rate amount number minimum maximum 天 日 小时 月 年 周 百分之 比例 多少 几天""".split())
+
+
+def figure_about_terms(question: str, quote: str) -> int | None:
+    """about_terms without the words that only name the kind of figure asked for."""
+    terms = [t for t in _key_terms(question) if t.casefold() not in _UNIT_WORDS]
+    if not terms or across(question, quote):
+        return None
+    return round(_share(terms, quote) * len(terms))
+
+
 def about_terms(question: str, quote: str) -> int | None:
     """How many of the question's key terms the quote holds; None when there is nothing to
     count (the question has none, or it is in the other language than the quote)."""
@@ -206,7 +221,8 @@ def supports(quote: str, answer: str, question: str) -> str:
     overlap = _share(own, quote)
     if a_nums & q_nums:             # a figure of the answer is in the quote
         across = (cjk_count(answer) > 0) != (cjk_count(quote) > 0)   # no shared words to count
-        short = len(own) <= 2 and (about is None or about >= FIGURE_ABOUT_TERMS)   # "US$1,000 (Section 21)."
+        on_topic = figure_about_terms(question, quote)
+        short = len(own) <= 2 and (on_topic is None or on_topic >= FIGURE_ABOUT_TERMS)   # "US$1,000 (Section 21)."
         enough = overlap >= WITH_FIGURES or on_question >= QUESTION_SHARE
         return "supports" if across or short or enough else "unclear"
     if len(own) <= 2:               # "Yes." / "四年。": the question says what is claimed

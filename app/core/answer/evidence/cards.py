@@ -74,6 +74,12 @@ DISTINCT = True
 DEF_TERMS = 2
 DEF_SHARE = 0.25
 DEF_WEIGHT = 1.0
+# A question asking what a term means ("what counts as Confidential Information?", "“个人信息处理者”是指谁？")
+# whose words name one of a document's defined terms: the page defining it joins the candidates
+# (DEF_PAGES a document) and its definition sentence gains DEF_ASKED (a law uses its defined term on
+# every page, so the search alone seldom ranks the defining page first).
+DEF_PAGES = 1
+DEF_ASKED = 0.5
 
 
 @dataclass(frozen=True)
@@ -138,6 +144,7 @@ def find_evidence(library, refs: list[DocRef], question: str, started: float | N
     most, least, per_page = most or CARDS, least or AT_LEAST, per_page or PER_PAGE
     ranked = ranked if ranked is not None else ranked_hits(library, refs, question)
     ranked = _across_languages(library, refs, question, ranked)
+    ranked, asked_defs = _definition_pages(library, refs, question, ranked)
     pool = ranked[:PAGES + CROSS_PAGES + BRIDGE_PAGES]
     docs = {ref.doc_id: _DocPages(library, ref) for ref, _ in pool}
     lang = textnorm.language(question)
@@ -154,7 +161,8 @@ def find_evidence(library, refs: list[DocRef], question: str, started: float | N
     best_cos = max((x for c in candidates for x in c.cos if x is not None), default=None)
     asks = question_shapes.shapes(question)
     cards = [card for c in candidates
-             for card in _page_cards(docs[c.ref.doc_id], c, weights, best_hit, best_cos, asks, per_page)]
+             for card in _page_cards(docs[c.ref.doc_id], c, weights, best_hit, best_cos, asks, per_page,
+                                     asked_defs.get(c.ref.doc_id, set()))]
     cards = _distinct(sorted(cards, key=lambda c: -c.score))
     keep = [c for c in cards[:most] if c.share > 0 or _close(c.meaning, best_cos)] if terms else cards[:most]
     cards = keep if len(keep) >= least else cards[:max(least, len(keep))]
@@ -163,6 +171,25 @@ def find_evidence(library, refs: list[DocRef], question: str, started: float | N
     reordered = sorted(ranked, key=lambda rh: order.get((rh[0].doc_id, rh[1].page), len(order)))
     return Evidence(question, cards, addressed, (time.perf_counter() - started) * 1000, reordered,
                     support=support)
+
+
+def _definition_pages(library, refs: list[DocRef], question: str, ranked: list) -> tuple[list, dict]:
+    """`ranked` with the pages defining the terms a definition question names (DEF_PAGES a
+    document, those not among the search's first PAGES already, after them), and per document
+    the (page, term) pairs whose definition sentence is asked for."""
+    if not DEF_PAGES or "definition" not in question_shapes.asks(question) or len(refs) > CROSS_DOCS:
+        return ranked, {}
+    have = {(ref.doc_id, hit.page) for ref, hit in ranked[:PAGES]}
+    floor = min((hit.score for _, hit in ranked[:PAGES]), default=0.0)
+    added, asked = [], {}
+    for ref in refs:
+        info = library.get(ref.doc_id)
+        for d in definitions.named_in(library, info, question)[:DEF_PAGES]:
+            asked.setdefault(ref.doc_id, set()).add((d.page, d.term))
+            if (ref.doc_id, d.page) not in have:
+                have.add((ref.doc_id, d.page))
+                added.append((ref, Hit(ref.doc_id, info.last_path or info.path, d.page, floor, "", "", d.page)))
+    return (ranked[:PAGES] + added + ranked[PAGES:] if added else ranked), asked
 
 
 def _paraphrased(library, docs: dict, question: str, lang: str, weights: TermWeights) -> list:
@@ -275,6 +302,14 @@ def _meaning(cos, best_cos) -> float:
     return max(0.0, cos - COS_FLOOR) / max(best_cos - COS_FLOOR, 1e-6)
 
 
+def _defines(text: str, page: int, asked_defs: set) -> bool:
+    """The sentence is the definition of a term the question asks about, on its page."""
+    if not asked_defs or not any(p == page for p, _ in asked_defs):
+        return False
+    parsed = definitions.parse(text)
+    return bool(parsed) and (page, parsed[0]) in asked_defs
+
+
 def _joined(texts: list[str]) -> str:
     out = texts[0]
     for t in texts[1:]:
@@ -325,7 +360,7 @@ def _candidate(doc: _DocPages, ref: DocRef, hit, rank: int, bridged: bool = Fals
 
 
 def _page_cards(doc: _DocPages, c: _Candidate, weights: TermWeights, best_hit: float, best_cos,
-                asks: set[str], per_page: int | None = None) -> list[EvidenceCard]:
+                asks: set[str], per_page: int | None = None, asked_defs: set = frozenset()) -> list[EvidenceCard]:
     """The page's best sentences (each with the next one when it adds to it), verified on
     the page, best first: at most PER_PAGE, the second only when it is about the question."""
     usable = [not (s.heading or quote_too_short(s.text) or doc.only_names(w)) for s, w in zip(c.sentences, c.words)]
@@ -335,7 +370,8 @@ def _page_cards(doc: _DocPages, c: _Candidate, weights: TermWeights, best_hit: f
     meaning = [_meaning(x, best_cos) if ok else 0.0 for ok, x in zip(usable, c.cos)]
     clause_share = {s.clause: weights.share(Words.of(s.clause)) for s in c.sentences}
     passage = "".join(c.hit.text.split()).casefold()
-    bonus = [SHAPE_WEIGHT * sum(question_shapes.fits(a, s.text) for a in asks) for s in c.sentences]
+    bonus = [SHAPE_WEIGHT * sum(question_shapes.fits(a, s.text) for a in asks)
+             + (DEF_ASKED if _defines(s.text, c.hit.page, asked_defs) else 0.0) for s in c.sentences]
     score = [sh + VECTOR_WEIGHT * m + CLAUSE_WEIGHT * clause_share[s.clause]
              + (CHUNK_WEIGHT if "".join(s.text.split()).casefold() in passage else 0.0) + b
              for sh, m, s, b in zip(shares, meaning, c.sentences, bonus)]

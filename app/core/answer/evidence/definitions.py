@@ -51,6 +51,18 @@ def paraphrased(library, info, question: str, weights: TermWeights, floor: float
     return [(terms, held) for _, terms, held in scored[:most]]
 
 
+def named_in(library, info, question: str) -> list[Definition]:
+    """The document's definitions whose term the question names whole (all its search terms),
+    the longest term first ("Customer Personal Data" before "Personal Data")."""
+    named = Words.of(question)
+    found = {}
+    for d in _definitions(library, info):
+        terms = question_terms(d.term)
+        if terms and all(named.has(t) for t in terms) and d.term not in found:
+            found[d.term] = (len(terms), len(d.term), d)
+    return [d for *_, d in sorted(found.values(), key=lambda item: (-item[0], -item[1]))]
+
+
 def parse(sentence: str) -> tuple[str, str] | None:
     """(term, body) of a definition sentence ("“Fees” means …", "本法所称X，是指…"), else None."""
     text = " ".join(sentence.split())
