@@ -340,13 +340,15 @@ def signal_grid(rows: list[dict], halves: dict[str, str]) -> None:
           f"(tuning halves: {best[0][0]}/{len(un)} caught, {-best[0][1]}/{len(ans)} refused, margin {best[0][2]:.3f})")
 
 
-def judged_rows(lib, questions, ids, model: str) -> tuple[list[dict], list[float]]:
+def judged_rows(lib, questions, ids, model: str, words: dict | None = None) -> tuple[list[dict], list[float]]:
     """Each question's cards as the reader judged them (evidence/judge.py, every candidate:
     `judge_cards = on`), with the app's real engine in its own process and `model`. Each row keeps
     its candidates (page, gold page, gold sentence, the model's odds) for --replay. The app's home
-    is a fresh one whose models are the kept ones, or PAGEWISE_JUDGE_HOME (the GPU machine's)."""
+    is a fresh one whose models are the kept ones, or PAGEWISE_JUDGE_HOME (the GPU machine's).
+    `words`: question id → the model's wording of it (--rewrite): judging starts from the cards
+    found with it, as the app's ask does when both run."""
     from answers import MODELS, fresh_home
-    from app.core.answer.evidence import judge
+    from app.core.answer.evidence import judge, rewrite
     from app.service.planning import start_planned
     from app.worker.runtime import EngineRuntime, planner_line
     rows, seconds = [], []
@@ -362,6 +364,8 @@ def judged_rows(lib, questions, ids, model: str) -> tuple[list[dict], list[float
             for n, q in enumerate(questions, 1):
                 refs = [DocRef(i, ids[d], d) for i, d in enumerate(q["docs"], 1)]
                 shown = evidence_pkg.find_evidence(lib, refs, q["question"])
+                if (words or {}).get(q["id"]):
+                    shown = rewrite.found_with(lib, refs, shown, words[q["id"]])
                 found = judge.candidates(lib, refs, shown)
                 judged, how = judge.judge(rt.engine, shown, found, None, None, always=True)
                 row = score(q, judged, ids)
@@ -371,6 +375,45 @@ def judged_rows(lib, questions, ids, model: str) -> tuple[list[dict], list[float
                 seconds.append(how.seconds)
                 print(f"  judged {n}/{len(questions)} {q['id']}: {how.candidates or how.skipped} "
                       f"in {how.seconds:.2f} s (auto: {row['auto']})", file=sys.stderr, flush=True)
+        finally:
+            rt.stop()
+            if old is None:
+                os.environ.pop("PAGEWISE_HOME", None)
+            else:
+                os.environ["PAGEWISE_HOME"] = old
+    return rows, seconds
+
+
+def rewritten_rows(lib, questions, ids, model: str) -> tuple[list[dict], list[float]]:
+    """Each question's cards found again with the reader's wording of it (evidence/rewrite.py,
+    `rewrite_question = on`), with the app's real engine in its own process and `model`; each row
+    keeps the model's sentence and whether `auto` would have run it at this machine's speeds."""
+    from answers import MODELS, fresh_home
+    from app.core.answer.evidence import rewrite
+    from app.service.planning import start_planned
+    from app.worker.runtime import EngineRuntime, planner_line
+    rows, seconds = [], []
+    with tempfile.TemporaryDirectory(prefix="pagewise-rewrite-") as tmp:
+        old = os.environ.get("PAGEWISE_HOME")
+        os.environ["PAGEWISE_HOME"] = os.environ.get("PAGEWISE_JUDGE_HOME") or str(fresh_home(Path(tmp)))
+        rt = EngineRuntime()
+        try:
+            plan = start_planned(rt, MODELS.get(model, model))
+            tps, target = rt.calibrate(), rt.target_s()
+            print(f"  {planner_line(plan)}: {tps or 0:,.0f} prompt tokens/s measured, "
+                  f"first-token target {target} s", file=sys.stderr, flush=True)
+            for n, q in enumerate(questions, 1):
+                refs = [DocRef(i, ids[d], d) for i, d in enumerate(q["docs"], 1)]
+                shown = evidence_pkg.find_evidence(lib, refs, q["question"])
+                found, how = rewrite.rewrite_found(rt.engine, lib, refs, shown, None, None, None, always=True)
+                row = score(q, found, ids)
+                title = rewrite.title_of(lib, refs[0].doc_id)
+                row["rewritten"], row["rewrite_s"] = how.text or how.skipped, how.seconds
+                row["expected_s"] = rewrite.expected_s(q["question"], title, tps, None)
+                rows.append(row)
+                seconds.append(how.seconds)
+                print(f"  reworded {n}/{len(questions)} {q['id']} in {how.seconds:.1f} s: {(how.text or how.skipped)[:70]}",
+                      file=sys.stderr, flush=True)
         finally:
             rt.stop()
             if old is None:
@@ -452,6 +495,8 @@ def main(argv=None) -> None:
                     help="also the cards as this model judged them (judge_cards = on), side by side")
     ap.add_argument("--fifth", type=Path, default=FIFTH,
                     help="the fifth question set (reported as its own half, never tuned on)")
+    ap.add_argument("--rewrite", choices=("135m", "0.5b", "1.5b"),
+                    help="also the cards found again with this model's wording of each question (rewrite_question = on)")
     ap.add_argument("--only", action="append", choices=("tune", "check", "third", "fourth", "fifth"),
                     help="only these question sets (repeatable)")
     ap.add_argument("--replay", type=Path, metavar="JSON",
@@ -510,9 +555,20 @@ def main(argv=None) -> None:
                      f"p50 {result['busy_ms']['p50']:.0f}  p95 {result['busy_ms']['p95']:.0f}"
                      f"   ratio p95 busy/idle {result['busy_ms']['p95'] / result['idle_ms']['p95']:.2f}")
         print(line)
+        if args.rewrite:
+            reworded, seconds = rewritten_rows(lib, questions, ids, args.rewrite)
+            print(f"\nthe cards found again with {args.rewrite}'s wording (rewrite_question = on):")
+            print(table(reworded, halves))
+            ran = [x for x in seconds if x > 0]
+            if ran:
+                print(f"seconds rewording a question: p50 {statistics.median(ran):.1f}  p95 {percentile(ran, 0.95):.1f}")
+            result["rewritten"] = {"model": args.rewrite, "rows": reworded, "seconds": seconds}
+            result["halves"] = {q["id"]: halves[q["id"]] for q in questions}
         if args.judge:
-            judged, seconds = judged_rows(lib, questions, ids, args.judge)
-            print(f"\nthe cards as {args.judge} judged them (judge_cards = on):")
+            words = {r["id"]: r["rewritten"] for r in result.get("rewritten", {}).get("rows", []) if r.get("rewrite_s")}
+            judged, seconds = judged_rows(lib, questions, ids, args.judge, words)
+            print(f"\nthe cards as {args.judge} judged them (judge_cards = on"
+                  f"{', from the cards found with its wording' if words else ''}):")
             print(table(judged, halves))
             ran = [x for x in seconds if x > 0]
             if ran:

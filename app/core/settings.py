@@ -48,6 +48,8 @@ class Settings:
     remote_model: str = ""
     rerank: str = "off"                 # on: the model picks the best retrieved page before answering
     judge_cards: str = "auto"           # the model judges the candidate cards: auto (within the budget) | on | off
+    rewrite_question: str = "auto"      # the model words the question as the document would, the search looks
+                                        # for that too: auto (within the budget) | on | off
 
     @property
     def uses_remote(self) -> bool:
@@ -125,9 +127,9 @@ def _coerce(key: str, value: object) -> object:
     """`value` (text from the command line, or what TOML gave) as the field's type; BadInput if not."""
     _known(key)
     text = value.strip() if isinstance(value, str) else value
-    if key in ("engine", "theme", "rerank", "interface_language", "judge_cards"):
+    if key in ("engine", "theme", "rerank", "interface_language", "judge_cards", "rewrite_question"):
         allowed = {"engine": ENGINES, "theme": THEMES, "rerank": RERANK, "interface_language": LANGUAGES,
-                   "judge_cards": JUDGE}[key]
+                   "judge_cards": JUDGE, "rewrite_question": JUDGE}[key]
         if text not in allowed:
             raise BadInput(f"{key} must be one of {', '.join(allowed)}, not {value!r}")
         return text

@@ -98,6 +98,7 @@ EXACT: dict[str, str] = {
     "Aim for the first words within": "力争在此时间内给出第一个词", "Model picks the best page": "由模型挑选最佳页面",
     "Model judges the evidence": "由模型评判证据", "When there is time before the first words": "在第一个词出现前有时间时",
     "Always (slow on a processor)": "总是（在处理器上较慢）", "No (the search's cards)": "否（按搜索的卡片）",
+    "Model words the question as the document would": "由模型按文件的措辞改写问题", "No (the question's own words)": "否（按问题原文）",
     "Theme": "主题", "Interface language": "界面语言", "Remote endpoint (OpenAI-compatible)": "远程端点（兼容 OpenAI）",
     "URL": "网址 (URL)", "Model": "模型", "API key": "API 密钥", "unchanged (kept in the OS keyring)": "不变（保存在系统密钥环中）",
     "No keyring service is available on this system; Pagewise never stores secrets in plain text.":
@@ -174,6 +175,7 @@ PATTERNS: list[tuple[str, object]] = [
     (r"(.+)  — recommended  — in use", r"\1  — 推荐  — 使用中"),
     (r"found in ([\d.]+) s, before the model reads anything", r"用时 \1 秒，模型尚未开始阅读"),
     (r"found in ([\d.]+) s, then chosen by the model as the likeliest to answer", r"用时 \1 秒找到，再由模型选出最可能回答问题的段落"),
+    (r"found in ([\d.]+) s, then again with the model's wording of the question", r"用时 \1 秒找到，再按模型改写的问题重新查找"),
     (r"The model found no answer in the closest passages \((.+)\), which the search found on this question's "
      r"topic: read them\.", lambda m: f"模型在最接近的段落（{m[1].replace(', ', ' 页，').replace('p. ', '第 ')} 页）中没有找到答案；"
                                       "搜索认为它们与这个问题相关：请阅读它们。"),

@@ -11,6 +11,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.core.answer.progress import DoesNotFit, ProgressEstimate, Writing, what_is_read
 from app.core.answer.evidence.judge import CardsJudged
+from app.core.answer.evidence.rewrite import CardsFound
 from app.service import Assistant, EngineState
 from app.qt import workers
 from app.qt.answer_progress import AnswerProgress
@@ -191,7 +192,7 @@ class EngineController(QObject):
                 self.sig_delta.emit(value)
             elif isinstance(value, Writing):        # the prompt is read: the answer is being generated
                 self.progress.writing(value)
-            elif isinstance(value, CardsJudged):    # the model chose the cards it reads: shown now
+            elif isinstance(value, (CardsJudged, CardsFound)):    # the model chose or re-found the cards: shown now
                 self.sig_evidence.emit(value.evidence)
                 self.progress.say(value.line())
             else:                                   # qa.Reading (or Choosing): said before the engine reads

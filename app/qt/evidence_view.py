@@ -34,6 +34,7 @@ def evidence_html(index: int, evidence) -> str:
     else:
         how = f"found in {evidence.ms / 1000:.2f} s, " + (
             "then chosen by the model as the likeliest to answer" if getattr(evidence, "judged", False)
+            else "then again with the model's wording of the question" if getattr(evidence, "rewritten", "")
             else "before the model reads anything")
         parts = [heading("Evidence") + f"<p style='color:gray; font-size:small; margin:0 0 4px 0'>{how}</p>"]
     for n, card in enumerate(evidence.cards):

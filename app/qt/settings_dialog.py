@@ -29,6 +29,8 @@ ENGINE_LABELS = {"auto": "Automatic (the planner chooses)", "llamacpp": "llama.c
 RERANK_LABELS = {"off": "No (the search's order)", "on": "Yes, when there is time before the first words"}
 JUDGE_LABELS = {"auto": "When there is time before the first words", "on": "Always (slow on a processor)",
                 "off": "No (the search's cards)"}
+REWRITE_LABELS = {"auto": "When there is time before the first words", "on": "Always (slow on a processor)",
+                  "off": "No (the question's own words)"}
 
 
 class SettingsDialog(QDialog):
@@ -69,6 +71,10 @@ class SettingsDialog(QDialog):
         for key, label in JUDGE_LABELS.items():
             self.judge.addItem(label, key)
         self.judge.setCurrentIndex(list(JUDGE_LABELS).index(s.judge_cards))
+        self.rewrite = QComboBox()
+        for key, label in REWRITE_LABELS.items():
+            self.rewrite.addItem(label, key)
+        self.rewrite.setCurrentIndex(list(REWRITE_LABELS).index(s.rewrite_question))
 
         form = QFormLayout()
         form.addRow("Engine", self.engine)
@@ -77,6 +83,7 @@ class SettingsDialog(QDialog):
         form.addRow("Aim for the first words within", self.budget)
         form.addRow("Model picks the best page", self.rerank)
         form.addRow("Model judges the evidence", self.judge)
+        form.addRow("Model words the question as the document would", self.rewrite)
         form.addRow("Theme", self.theme)
         form.addRow("Interface language", self.language)
         form.addRow("", self.remember)
@@ -119,6 +126,7 @@ class SettingsDialog(QDialog):
                 "theme": self.theme.currentData(), "interface_language": self.language.currentData(),
                 "remember_pdf_passwords": "on" if self.remember.isChecked() else "off",
                 "rerank": self.rerank.currentData(), "judge_cards": self.judge.currentData(),
+                "rewrite_question": self.rewrite.currentData(),
                 "remote_url": self.remote_url.text(), "remote_model": self.remote_model.text()}
 
     def save(self) -> bool:

@@ -171,6 +171,8 @@ class EngineRuntime:
             # still holding the engine: a background reading that resumes must already see
             # that this answer read the documents whole (it would read them all again)
             self.memory.record_prefill(self.speed_key(), answer.usage.read_tokens, answer.timing.ttft_s)
+            self.memory.record_decode(self.speed_key(), answer.usage.completion_tokens,
+                                      answer.timing.total_s - (answer.timing.ttft_s or answer.timing.total_s))
             if answer.mode == "whole-document":
                 self.memory.mark_read(self.plan.model_id, doc_ids)
         answer.engine = self.engine_info()
@@ -227,9 +229,24 @@ class EngineRuntime:
         options = qa.AskOptions(mode=mode, prefill_tps=self.memory.budget_tps(self.speed_key()),
                                 cached=self.memory.was_read(model, doc_ids), target_s=self.target_s(),
                                 rerank=self.reranks(), cut_passages=self.engine.adapter.cuts_passages,
-                                judge=self._settings().judge_cards)
+                                judge=self._settings().judge_cards, rewrite=self.rewrites(),
+                                decode_tps=self.memory.decode_tps(self.speed_key()))
         return qa.ask(qa.Question(library, refs, question, self.plan.max_model_len, conversation, evidence),
                       line, options, qa.Listeners(on_delta, reading, on_progress, cancel))
+
+    def rewrites(self) -> str:
+        """qa.ask's `rewrite`: the setting, where `auto` leaves out models too small to word a
+        clause (rewrite.MIN_PARAMS_B: the embedded 135M echoes the instruction instead)."""
+        from app.core.answer.evidence import rewrite
+        from app.core.models.catalogue import load_catalogue
+        chosen = self._settings().rewrite_question
+        if chosen != "auto":
+            return chosen
+        try:
+            params = load_catalogue().get(self.plan.model_id).params_b
+        except Exception:  # noqa: BLE001 - a model the catalogue cannot size is asked as any other
+            return chosen
+        return "off" if params and params < rewrite.MIN_PARAMS_B else chosen
 
     def reranks(self) -> bool:
         """Whether the model first picks the best retrieved page (qa.ask's `rerank`): the

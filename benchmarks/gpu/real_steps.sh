@@ -86,6 +86,7 @@ l)
   python3 -c "import llama_cpp as l; print('offload', l.llama_supports_gpu_offload())"
   ASK_S=240 ask lcp_2docs llama.jsonl -- ask $DOCS "${QS[@]}" --json --model $MID ;;
 ebg)  # the sent checkout again (code changed while the GGUF was staged), then the benchmark detached
+      # (EV_ARGS: more of its arguments, e.g. "--rewrite 1.5b": judging then starts from the reworded cards)
   echo "$(cat /tmp/stage/gguf.sha)  $GG" | sha256sum -c || exit 4
   tar -C "$PWD" --exclude=./.gpu -cf - . | tar -C /tmp/src -xf -
   mkdir -p $M/$MID && ln -f $GG $M/$MID/$GGN
@@ -94,7 +95,7 @@ ebg)  # the sent checkout again (code changed while the GGUF was staged), then t
   python3 -c "import llama_cpp as l; print('offload', l.llama_supports_gpu_offload())"
   home ev; rm -f /tmp/ev.done
   (cd /tmp/src && PAGEWISE_CORPUS=/tmp/shared/corpus PAGEWISE_JUDGE_HOME=$PAGEWISE_HOME setsid nohup bash -c \
-    "python3 benchmarks/evidence.py --judge $SZ > /tmp/ev.out 2> /tmp/ev.err; touch /tmp/ev.done" < /dev/null > /dev/null 2>&1 &)
+    "python3 benchmarks/evidence.py --judge $SZ $EV_ARGS > /tmp/ev.out 2> /tmp/ev.err; touch /tmp/ev.done" < /dev/null > /dev/null 2>&1 &)
   sleep 20; tail -n 5 /tmp/ev.err ;;
 abg)  # benchmarks/answers.py on llama.cpp CUDA, detached: the checking half (ANS_ARGS, e.g. --limit 24), first
       # questions and follow-ups, judge_cards as the GPU's default (auto) and off (ANS_OFF=1 also runs it off)

@@ -71,7 +71,8 @@ def test_a_file_broken_by_one_character_keeps_its_values_and_a_copy(tmp_path):
     saved = tomllib.loads(path.read_text(encoding="utf-8"))
     assert saved == {"engine": "llamacpp", "threads": 3, "context_cap": 0, "theme": "dark",
                      "remember_pdf_passwords": False, "remote_url": "http://127.0.0.1:9/v1",
-                     "remote_model": "", "rerank": "on", "interface_language": "auto", "judge_cards": "auto"}
+                     "remote_model": "", "rerank": "on", "interface_language": "auto", "judge_cards": "auto",
+                     "rewrite_question": "auto"}
     copies = list(path.parent.glob("settings.toml.damaged-*"))
     assert [c.read_text(encoding="utf-8") for c in copies] == [text] and copies[0].name in shown.stderr
 

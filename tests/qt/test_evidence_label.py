@@ -24,3 +24,12 @@ def test_judged_cards_say_the_model_chose_them_and_the_chinese_interface_transla
     assert "then chosen by the model as the likeliest to answer" in judged
     line = judged.split("font-size:small; margin:0 0 4px 0'>")[1].split("</p>")[0]
     assert catalogue_zh.lookup(line) == f"用时 {evidence.ms / 1000:.2f} 秒找到，再由模型选出最可能回答问题的段落"
+
+
+def test_cards_found_again_with_the_model_s_wording_say_so_in_english_and_chinese(tmp_path):
+    lib = Library(tmp_path / "library.sqlite")
+    evidence = find_evidence(lib, refs_for(lib, SAMPLE), "How long do the confidentiality obligations last?")
+    reworded = evidence_html(0, dataclasses.replace(evidence, rewritten="The obligations last for two years."))
+    assert "then again with the model's wording of the question" in reworded
+    line = reworded.split("font-size:small; margin:0 0 4px 0'>")[1].split("</p>")[0]
+    assert catalogue_zh.lookup(line) == f"用时 {evidence.ms / 1000:.2f} 秒找到，再按模型改写的问题重新查找"

@@ -25,6 +25,7 @@ from app.core.answer.budget import (
 from app.core.answer import card_prompt, injection, question_check, verdict
 from app.core.answer import rerank as reranking
 from app.core.answer.evidence import judge as judging
+from app.core.answer.evidence import rewrite as rewriting
 from app.core.answer.citations import Citation, quotable, quote_too_short, with_support
 from app.core.answer.citations import verify as verify_quote
 from app.core.answer import passage_cut
@@ -253,6 +254,9 @@ class AskOptions:
     rerank: bool = False               # the model first picks the best of retrieval's pages
     judge: str = "off"                 # the model judges the candidate cards before it answers (evidence/judge.py):
                                        # "auto" when it fits the time budget, "on" always, "off"
+    rewrite: str = "off"               # the model words the question as the document would and the search looks
+                                       # for that too (evidence/rewrite.py): "auto" | "on" | "off"
+    decode_tps: float | None = None    # this model's measured writing speed (tokens/s)
     stall_s: float | None = None       # the backend's stall deadline while it reads
     cut_passages: bool = False         # the engine takes a passage plan (our llama.cpp worker): behind
                                        # plan it drops lower-ranked passages so the first token stays on time
@@ -331,7 +335,15 @@ def ask(request: Question, client: ChatBackend, options: AskOptions = AskOptions
     asked = time.perf_counter()
     conv = request.conversation if request.conversation is not None else Conversation()
     # the caller (app.service) holds the documents' locks: a removal waits for this answer
-    card_judgement = None
+    card_judgement = rewritten = None
+    if options.rewrite in ("auto", "on") and evidence is not None and not conv.turns:
+        evidence, rewritten = rewriting.rewrite_found(
+            client, library, refs, evidence, options.prefill_tps, options.decode_tps, options.target_s,
+            listen.cancel, on_rewriting=listen.on_reading, always=options.rewrite == "on")
+        if rewritten.text and listen.on_reading:
+            listen.on_reading(rewriting.CardsFound(evidence, rewritten))
+        if rewritten.seconds and options.target_s:     # the rewriting took part of the user's wait
+            options = dataclasses.replace(options, target_s=max(options.target_s - rewritten.seconds, 0.1))
     if options.judge in ("auto", "on") and evidence is not None:
         evidence, card_judgement = judging.judge_found(
             client, evidence, lambda: judging.candidates(library, refs, evidence), options.prefill_tps,
@@ -345,7 +357,7 @@ def ask(request: Question, client: ChatBackend, options: AskOptions = AskOptions
     if listen.on_reading:
         listen.on_reading(prompt.reading)
     reply = generate(client, question, conv, prompt, options, listen, asked)
-    return verify(library, refs, question, conv, prompt, reply, evidence, card_judgement)
+    return verify(library, refs, question, conv, prompt, reply, evidence, card_judgement, rewritten)
 
 
 def choose_context(library, refs: list[DocRef], question: str, client: ChatBackend, context_tokens: int,
@@ -451,7 +463,7 @@ def generate(client: ChatBackend, question: str, conv: Conversation, prompt: Pro
 
 
 def verify(library, refs: list[DocRef], question: str, conv: Conversation, prompt: Prompt,
-           reply: Reply, evidence=None, card_judgement=None) -> Answer:
+           reply: Reply, evidence=None, card_judgement=None, rewritten=None) -> Answer:
     """The reply parsed, its citations checked against the pages (and for support), the
     warnings the user must see, and the answer's figures; `evidence`: the cards shown first,
     carried by the answer (and their "not addressed" is the warning's)."""
@@ -487,7 +499,8 @@ def verify(library, refs: list[DocRef], question: str, conv: Conversation, promp
                                       passages=len(conv.passages()) if conv.mode == "retrieval" else 0,
                                       budget_tokens=reading.budget_tokens, turn=len(conv.turns),
                                       new_context=reading.new_context, rerank=reading.choice,
-                                      dropped=reply.dropped, judged=card_judgement))
+                                      dropped=reply.dropped, judged=card_judgement,
+                                      rewritten=rewritten))
 
 
 def _warnings(library, refs, question: str, conv: Conversation,

@@ -48,6 +48,18 @@ class ReadingMemory:
         samples[:] = (samples + [round(tps, 1)])[-SAMPLES:]
         self._save()
 
+    def decode_tps(self, model: str) -> float | None:
+        """The model's measured writing speed (tokens/s after the first), None until an answer measured it."""
+        return self.data.get("decode_tps", {}).get(model)
+
+    def record_decode(self, model: str, tokens: int, seconds: float) -> None:
+        """Keep a smoothed writing speed; a reply of a few tokens says little about it."""
+        if tokens < 16 or seconds <= 0:
+            return
+        tps, old = tokens / seconds, self.decode_tps(model)
+        self.data.setdefault("decode_tps", {})[model] = round(tps if old is None else 0.5 * old + 0.5 * tps, 1)
+        self._save()
+
     def steady_tps(self) -> dict[str, float]:
         """Speed key → the best of the last SAMPLES readings: what this machine does when it is
         not busy. Model advice uses it, so one reading on a loaded machine does not triple an

@@ -65,13 +65,15 @@ class ContextInfo:
     rerank: Choice | None = None      # only when reranking was asked for (ran or said why not)
     dropped: int = 0                  # passages sent but not read: the engine ran behind its plan
     judged: object | None = None      # evidence/judge.Judged, only when judging was asked for
+    rewritten: object | None = None   # evidence/rewrite.Rewritten, only when rewriting was asked for
 
     def to_dict(self) -> dict:
         return {"tokens": self.tokens, "passages": self.passages, "budget_tokens": self.budget_tokens,
                 "turn": self.turn, "new_context": self.new_context,
                 **({"rerank": self.rerank.to_dict()} if self.rerank else {}),
                 **({"dropped_passages": self.dropped} if self.dropped else {}),
-                **({"judged": self.judged.to_dict()} if self.judged else {})}
+                **({"judged": self.judged.to_dict()} if self.judged else {}),
+                **({"rewritten": self.rewritten.to_dict()} if self.rewritten else {})}
 
 
 @dataclass(frozen=True)

@@ -114,6 +114,7 @@ class Evidence:
     # 0..1: how well the cards cover the question (addressed.py); `addressed` is support >= its threshold
     support: float = field(default=1.0, kw_only=True)
     judged: bool = field(default=False, kw_only=True)   # the reader model chose these cards (judge.py)
+    rewritten: str = field(default="", kw_only=True)    # the model's wording the search also looked for (rewrite.py)
 
     def to_dict(self) -> dict:
         return {"addressed": self.addressed, "support": round(self.support, 3), "ms": round(self.ms, 1),

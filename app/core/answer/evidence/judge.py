@@ -218,7 +218,11 @@ def _logsumexp(values: list[float]) -> float:
 
 
 def candidates(library, refs: list, evidence) -> list:
-    """The question's best cards for judging: up to CANDIDATES, PER_PAGE a page."""
+    """The question's best cards for judging: up to CANDIDATES, PER_PAGE a page (from the pages
+    found with the model's wording of the question too, when it was reworded: rewrite.py)."""
     from app.core.answer.evidence.cards import find_evidence
-    return find_evidence(library, refs, evidence.question, most=CANDIDATES, least=CANDIDATES,
+    from app.core.answer.refs import ranked_hits
+    rewritten = getattr(evidence, "rewritten", "")
+    ranked = ranked_hits(library, refs, f"{evidence.question} {rewritten}") if rewritten else None
+    return find_evidence(library, refs, evidence.question, ranked=ranked, most=CANDIDATES, least=CANDIDATES,
                          per_page=PER_PAGE).cards
