@@ -147,12 +147,24 @@ def run_ask(home: Path, docs: list[str], questions: list[str], model_id: str) ->
     wall = common.now() - began
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
+        keep_worker_logs(home, tail[0])
         return [], wall, tail[0]
     try:
         data = json.loads(proc.stdout)
     except ValueError:
         return [], wall, "stdout is not one JSON object"
     return (data["answers"] if "answers" in data else [data]), wall, ""
+
+
+def keep_worker_logs(home: Path, why: str) -> None:
+    """A failed ask's engine logs, kept beside the results (the home is temporary): the tail of each
+    worker log under out/bench/failed-asks/ (a GPU run's engine failure is otherwise gone with it)."""
+    out = common.OUT / "failed-asks"
+    out.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for log in home.rglob("worker-*.log"):
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()[-400:]
+        (out / f"{stamp}-{log.name}").write_text("\n".join([f"# {why}", *lines]) + "\n", encoding="utf-8")
 
 
 # --- judging ----------------------------------------------------------------------------------------

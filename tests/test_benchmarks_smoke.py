@@ -135,3 +135,22 @@ def test_evidence_replay_chooses_the_judges_prior_from_recorded_odds(tmp_path):
     out = bench("evidence.py", "--replay", str(path))
     assert "chosen on the checking halves: prior 0.0, distinct 0" in out
     assert "check  en" in out and "tune   en" in out
+
+
+def test_a_failed_ask_keeps_its_worker_logs_beside_the_results(tmp_path, monkeypatch):
+    """answers.py: an ask that fails (an engine that died twice on the GPU) leaves the tail of its
+    worker logs in out/bench/failed-asks/, since the ask's home is temporary."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import answers
+    import common
+    monkeypatch.setattr(common, "OUT", tmp_path / "bench")
+    home = tmp_path / "home"
+    (home / "data" / "logs").mkdir(parents=True)
+    (home / "data" / "logs" / "worker-llamacpp.log").write_text(
+        "\n".join(f"line {n}" for n in range(1000)) + "\nCUDA error: an illegal memory access\n", encoding="utf-8")
+    answers.keep_worker_logs(home, "the engine failed again after a restart")
+    kept = list((tmp_path / "bench" / "failed-asks").glob("*-worker-llamacpp.log"))
+    assert len(kept) == 1
+    text = kept[0].read_text(encoding="utf-8").splitlines()
+    assert text[0] == "# the engine failed again after a restart" and text[-1].startswith("CUDA error")
+    assert len(text) == 401
