@@ -347,7 +347,7 @@ def judged_rows(lib, questions, ids, model: str, words: dict | None = None) -> t
     is a fresh one whose models are the kept ones, or PAGEWISE_JUDGE_HOME (the GPU machine's).
     `words`: question id → the model's wording of it (--rewrite): judging starts from the cards
     found with it, as the app's ask does when both run."""
-    from answers import MODELS, fresh_home
+    from answers import MODELS, fresh_home, prepare_model
     from app.core.answer.evidence import judge, rewrite
     from app.service.planning import start_planned
     from app.worker.runtime import EngineRuntime, planner_line
@@ -355,6 +355,8 @@ def judged_rows(lib, questions, ids, model: str, words: dict | None = None) -> t
     with tempfile.TemporaryDirectory(prefix="pagewise-judge-") as tmp:
         old = os.environ.get("PAGEWISE_HOME")
         os.environ["PAGEWISE_HOME"] = os.environ.get("PAGEWISE_JUDGE_HOME") or str(fresh_home(Path(tmp)))
+        if not os.environ.get("PAGEWISE_JUDGE_HOME"):
+            prepare_model(MODELS.get(model, model))     # imported into the kept home once
         rt = EngineRuntime()
         try:
             plan = start_planned(rt, MODELS.get(model, model))
@@ -388,7 +390,7 @@ def rewritten_rows(lib, questions, ids, model: str) -> tuple[list[dict], list[fl
     """Each question's cards found again with the reader's wording of it (evidence/rewrite.py,
     `rewrite_question = on`), with the app's real engine in its own process and `model`; each row
     keeps the model's sentence and whether `auto` would have run it at this machine's speeds."""
-    from answers import MODELS, fresh_home
+    from answers import MODELS, fresh_home, prepare_model
     from app.core.answer.evidence import rewrite
     from app.service.planning import start_planned
     from app.worker.runtime import EngineRuntime, planner_line
@@ -396,6 +398,8 @@ def rewritten_rows(lib, questions, ids, model: str) -> tuple[list[dict], list[fl
     with tempfile.TemporaryDirectory(prefix="pagewise-rewrite-") as tmp:
         old = os.environ.get("PAGEWISE_HOME")
         os.environ["PAGEWISE_HOME"] = os.environ.get("PAGEWISE_JUDGE_HOME") or str(fresh_home(Path(tmp)))
+        if not os.environ.get("PAGEWISE_JUDGE_HOME"):
+            prepare_model(MODELS.get(model, model))     # imported into the kept home once
         rt = EngineRuntime()
         try:
             plan = start_planned(rt, MODELS.get(model, model))
