@@ -5,6 +5,7 @@ second, never on the UI thread: an HTTP call to a busy engine can take a while.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, QSize, Qt, QTimer, Signal
@@ -60,10 +61,26 @@ class ReadingsPoller(QObject):
                                 on_error=lambda exc: None)
 
 
-class _CpuWorkNotes(QObject):
-    """The CPU scheduler's line ("search vectors paused while answering"), carried from any
-    thread to the UI thread."""
-    sig_line = Signal(str)
+class _CpuWorkNotes:
+    """The CPU scheduler's latest line ("search vectors paused while answering"), put from any
+    thread and taken by the UI thread's timer: nothing Qt is touched off the UI thread (a signal
+    emitted from the scheduler's thread on a status bar being destroyed crashed the process)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._line: str | None = None
+
+    def put(self, text: str) -> None:
+        with self._lock:
+            self._line = text
+
+    def take(self) -> str | None:
+        with self._lock:
+            line, self._line = self._line, None
+        return line
+
+
+CPU_NOTES_MS = 150          # how often the UI thread reads the scheduler's latest line
 
 
 ACTIVITY_WIDTH = 360        # px for "reading “…”: 45% · 6 s left"
@@ -121,10 +138,16 @@ class StatusBar(QStatusBar):
         self.addPermanentWidget(self._gauge_box)
         self.set_engine_state("stopped", "the engine starts when the app opens")
         from app.core import cpu_work
-        self._cpu_notes = _CpuWorkNotes(self)
-        self._cpu_notes.sig_line.connect(self.set_paused_work)
-        unsubscribe = cpu_work.scheduler.subscribe(self._cpu_notes.sig_line.emit)
+        self._cpu_notes = _CpuWorkNotes()
+        unsubscribe = cpu_work.scheduler.subscribe(self._cpu_notes.put)
         self.destroyed.connect(lambda *_: unsubscribe())
+        self._cpu_timer = QTimer(self, interval=CPU_NOTES_MS, timeout=self._show_cpu_notes)
+        self._cpu_timer.start()
+
+    def _show_cpu_notes(self) -> None:
+        line = self._cpu_notes.take()
+        if line is not None:
+            self.set_paused_work(line)
 
     def set_paused_work(self, text: str) -> None:
         """"search vectors paused while answering" while a question holds the machine."""

@@ -34,3 +34,25 @@ def test_the_window_shows_the_search_vectors_paused_while_answering(qtbot, windo
         qtbot.waitUntil(lambda: not bar.paused_label.isVisible(), timeout=10000)
     finally:
         job.join(timeout=300)
+
+
+def test_the_scheduler_s_line_crosses_threads_without_touching_qt_off_the_ui_thread(qtbot):
+    """The scheduler calls its listeners on whatever thread changed it (an engine starting in a
+    worker thread): the status bar's listener only stores the line, and the UI thread's timer
+    shows it. A status bar destroyed meanwhile leaves a listener that still touches nothing."""
+    from app.qt.status_bar import StatusBar
+    bar = StatusBar()
+    qtbot.addWidget(bar)
+    bar.show()
+    listeners = list(cpu_work.scheduler._listeners)
+    mine = [f for f in listeners if getattr(f, "__self__", None) is bar._cpu_notes]
+    assert len(mine) == 1
+    thread = threading.Thread(target=mine[0], args=("search vectors paused while answering",))
+    thread.start()
+    thread.join()
+    qtbot.waitUntil(lambda: bar.paused_label.text().endswith("paused while answering"), timeout=2000)
+    notes = bar._cpu_notes
+    bar.deleteLater()
+    qtbot.wait(50)
+    notes.put("later")              # a stale copy of the listener, called after the bar is gone
+    assert notes.take() == "later"
