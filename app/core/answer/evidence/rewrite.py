@@ -5,8 +5,9 @@ half-finished work?") or asks in the other language shares few words with the cl
 answers it ("deliver to Customer all Deliverables (in whatever state of completion)"), and the
 e5-small vectors do not always bridge the gap, so the search misses the page. The reader model
 knows how contracts and laws are worded: asked for "the one sentence this document most likely
-contains that answers the question", in the document's language, it writes something close to
-the clause (the hypothetical-document idea of HyDE, Gao et al. 2022). The search then runs on
+contains that answers the question", in the document's language, it writes something closer to
+the clause (the hypothetical-document idea of HyDE, Gao et al. 2022); the 1.5B measured mostly
+restates the question in the document's language, which helps most across languages. The search then runs on
 the question with that sentence; the cards still rank the pages' sentences against the user's
 own question, and whether the documents address it at all stays the question's own search's
 verdict — the model's sentence is a guess, and for a question the document does not answer it
@@ -14,7 +15,8 @@ writes one that would.
 
 It runs only where it fits the time budget: its prompt at this model's measured prefill speed
 and its reply at its measured writing speed must take at most REWRITE_SHARE of the first-token
-target. With the 1.5B reader on 2 CPU cores that is ~4–6 s; on a GPU well under a second.
+target. On a GPU that is well under a second; on 2 CPU cores the 0.5B takes ~2.3 s (it runs), the
+1.5B ~5 s measured and ~8 s estimated (it does not, unless the setting is "on").
 """
 from __future__ import annotations
 
