@@ -340,90 +340,78 @@ def signal_grid(rows: list[dict], halves: dict[str, str]) -> None:
           f"(tuning halves: {best[0][0]}/{len(un)} caught, {-best[0][1]}/{len(ans)} refused, margin {best[0][2]:.3f})")
 
 
-def judged_rows(lib, questions, ids, model: str, words: dict | None = None) -> tuple[list[dict], list[float]]:
-    """Each question's cards as the reader judged them (evidence/judge.py, every candidate:
-    `judge_cards = on`), with the app's real engine in its own process and `model`. Each row keeps
-    its candidates (page, gold page, gold sentence, the model's odds) for --replay. The app's home
-    is a fresh one whose models are the kept ones, or PAGEWISE_JUDGE_HOME (the GPU machine's).
-    `words`: question id → the model's wording of it (--rewrite): judging starts from the cards
-    found with it, as the app's ask does when both run."""
+@contextlib.contextmanager
+def reader_engine(model: str):
+    """The app's real engine in its own process with `model`, in a fresh home whose models are
+    the kept ones (imported there once), or PAGEWISE_JUDGE_HOME (the GPU machine's); yields
+    (runtime, measured prefill tokens/s, first-token target)."""
     from answers import MODELS, fresh_home, prepare_model
-    from app.core.answer.evidence import judge, rewrite
     from app.service.planning import start_planned
     from app.worker.runtime import EngineRuntime, planner_line
-    rows, seconds = [], []
-    with tempfile.TemporaryDirectory(prefix="pagewise-judge-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="pagewise-reader-") as tmp:
         old = os.environ.get("PAGEWISE_HOME")
         os.environ["PAGEWISE_HOME"] = os.environ.get("PAGEWISE_JUDGE_HOME") or str(fresh_home(Path(tmp)))
         if not os.environ.get("PAGEWISE_JUDGE_HOME"):
-            prepare_model(MODELS.get(model, model))     # imported into the kept home once
+            prepare_model(MODELS.get(model, model))
         rt = EngineRuntime()
         try:
             plan = start_planned(rt, MODELS.get(model, model))
             tps, target = rt.calibrate(), rt.target_s()
             print(f"  {planner_line(plan)}: {tps or 0:,.0f} prompt tokens/s measured, "
                   f"first-token target {target} s", file=sys.stderr, flush=True)
-            for n, q in enumerate(questions, 1):
-                refs = [DocRef(i, ids[d], d) for i, d in enumerate(q["docs"], 1)]
-                shown = evidence_pkg.find_evidence(lib, refs, q["question"])
-                if (words or {}).get(q["id"]):
-                    shown = rewrite.found_with(lib, refs, shown, words[q["id"]])
-                found = judge.candidates(lib, refs, shown)
-                judged, how = judge.judge(rt.engine, shown, found, None, None, always=True)
-                row = score(q, judged, ids)
-                row["candidates"] = [candidate(q, c, ids, m) for c, m in zip(found, how.margins)]
-                row["auto"] = judge.fitting(q["question"], [c.quote for c in found], tps, target)
-                rows.append(row)
-                seconds.append(how.seconds)
-                print(f"  judged {n}/{len(questions)} {q['id']}: {how.candidates or how.skipped} "
-                      f"in {how.seconds:.2f} s (auto: {row['auto']})", file=sys.stderr, flush=True)
+            yield rt, tps, target
         finally:
             rt.stop()
             if old is None:
                 os.environ.pop("PAGEWISE_HOME", None)
             else:
                 os.environ["PAGEWISE_HOME"] = old
+
+
+def judged_rows(lib, questions, ids, model: str, words: dict | None = None) -> tuple[list[dict], list[float]]:
+    """Each question's cards as the reader judged them (evidence/judge.py, every candidate:
+    `judge_cards = on`), with the app's real engine (reader_engine). Each row keeps its candidates
+    (page, gold page, gold sentence, the model's odds) for --replay. `words`: question id → the
+    model's wording of it (--rewrite): judging starts from the cards found with it, as the app's
+    ask does when both run."""
+    from app.core.answer.evidence import judge, rewrite
+    rows, seconds = [], []
+    with reader_engine(model) as (rt, tps, target):
+        for n, q in enumerate(questions, 1):
+            refs = [DocRef(i, ids[d], d) for i, d in enumerate(q["docs"], 1)]
+            shown = evidence_pkg.find_evidence(lib, refs, q["question"])
+            if (words or {}).get(q["id"]):
+                shown = rewrite.found_with(lib, refs, shown, words[q["id"]])
+            found = judge.candidates(lib, refs, shown)
+            judged, how = judge.judge(rt.engine, shown, found, None, None, always=True)
+            row = score(q, judged, ids)
+            row["candidates"] = [candidate(q, c, ids, m) for c, m in zip(found, how.margins)]
+            row["auto"] = judge.fitting(q["question"], [c.quote for c in found], tps, target)
+            rows.append(row)
+            seconds.append(how.seconds)
+            print(f"  judged {n}/{len(questions)} {q['id']}: {how.candidates or how.skipped} "
+                  f"in {how.seconds:.2f} s (auto: {row['auto']})", file=sys.stderr, flush=True)
     return rows, seconds
 
 
 def rewritten_rows(lib, questions, ids, model: str) -> tuple[list[dict], list[float]]:
     """Each question's cards found again with the reader's wording of it (evidence/rewrite.py,
-    `rewrite_question = on`), with the app's real engine in its own process and `model`; each row
-    keeps the model's sentence and whether `auto` would have run it at this machine's speeds."""
-    from answers import MODELS, fresh_home, prepare_model
+    `rewrite_question = on`), with the app's real engine (reader_engine); each row keeps the
+    model's sentence and the seconds `auto` would have expected at this machine's speeds."""
     from app.core.answer.evidence import rewrite
-    from app.service.planning import start_planned
-    from app.worker.runtime import EngineRuntime, planner_line
     rows, seconds = [], []
-    with tempfile.TemporaryDirectory(prefix="pagewise-rewrite-") as tmp:
-        old = os.environ.get("PAGEWISE_HOME")
-        os.environ["PAGEWISE_HOME"] = os.environ.get("PAGEWISE_JUDGE_HOME") or str(fresh_home(Path(tmp)))
-        if not os.environ.get("PAGEWISE_JUDGE_HOME"):
-            prepare_model(MODELS.get(model, model))     # imported into the kept home once
-        rt = EngineRuntime()
-        try:
-            plan = start_planned(rt, MODELS.get(model, model))
-            tps, target = rt.calibrate(), rt.target_s()
-            print(f"  {planner_line(plan)}: {tps or 0:,.0f} prompt tokens/s measured, "
-                  f"first-token target {target} s", file=sys.stderr, flush=True)
-            for n, q in enumerate(questions, 1):
-                refs = [DocRef(i, ids[d], d) for i, d in enumerate(q["docs"], 1)]
-                shown = evidence_pkg.find_evidence(lib, refs, q["question"])
-                found, how = rewrite.rewrite_found(rt.engine, lib, refs, shown, None, None, None, always=True)
-                row = score(q, found, ids)
-                title = rewrite.title_of(lib, refs[0].doc_id)
-                row["rewritten"], row["rewrite_s"] = how.text or how.skipped, how.seconds
-                row["expected_s"] = rewrite.expected_s(q["question"], title, tps, None)
-                rows.append(row)
-                seconds.append(how.seconds)
-                print(f"  reworded {n}/{len(questions)} {q['id']} in {how.seconds:.1f} s: {(how.text or how.skipped)[:70]}",
-                      file=sys.stderr, flush=True)
-        finally:
-            rt.stop()
-            if old is None:
-                os.environ.pop("PAGEWISE_HOME", None)
-            else:
-                os.environ["PAGEWISE_HOME"] = old
+    with reader_engine(model) as (rt, tps, _):
+        for n, q in enumerate(questions, 1):
+            refs = [DocRef(i, ids[d], d) for i, d in enumerate(q["docs"], 1)]
+            shown = evidence_pkg.find_evidence(lib, refs, q["question"])
+            found, how = rewrite.rewrite_found(rt.engine, lib, refs, shown, None, None, None, always=True)
+            row = score(q, found, ids)
+            row["rewritten"], row["rewrite_s"] = how.text or how.skipped, how.seconds
+            row["expected_s"] = rewrite.expected_s(q["question"], rewrite.title_of(lib, refs[0].doc_id), tps, None)
+            rows.append(row)
+            seconds.append(how.seconds)
+            print(f"  reworded {n}/{len(questions)} {q['id']} in {how.seconds:.1f} s: {(how.text or how.skipped)[:70]}",
+                  file=sys.stderr, flush=True)
     return rows, seconds
 
 
