@@ -103,6 +103,7 @@ class EngineRuntime:
         self.engine = Engine(on_status=self._status, launcher=launcher)
         self.engine.on_installed = self.calibrate     # a stand-in's speed, so its first prompt fits the time budget
         self.memory = ReadingMemory()
+        self._params_b: dict[str, float | None] = {}   # model id → parameters (rewrites())
         self.threads = threads
 
     @property
@@ -242,10 +243,13 @@ class EngineRuntime:
         chosen = self._settings().rewrite_question
         if chosen != "auto":
             return chosen
-        try:
-            params = load_catalogue().get(self.plan.model_id).params_b
-        except Exception:  # noqa: BLE001 - a model the catalogue cannot size is asked as any other
-            return chosen
+        model = self.plan.model_id
+        if model not in self._params_b:    # read once per model, not on every question
+            try:
+                self._params_b[model] = load_catalogue().get(model).params_b
+            except Exception:  # noqa: BLE001 - a model the catalogue cannot size is asked as any other
+                self._params_b[model] = None
+        params = self._params_b[model]
         return "off" if params and params < rewrite.MIN_PARAMS_B else chosen
 
     def reranks(self) -> bool:
