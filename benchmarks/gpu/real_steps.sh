@@ -85,6 +85,20 @@ l)
   (cd /tmp/src && bash benchmarks/gpu/lcp_build.sh wait ${WAIT_S:-400}) || exit 6
   python3 -c "import llama_cpp as l; print('offload', l.llama_supports_gpu_offload())"
   ASK_S=240 ask lcp_2docs llama.jsonl -- ask $DOCS "${QS[@]}" --json --model $MID ;;
+d)  # dev-064 (a comparison of two DPAs) as answers.py asks it, which failed on the H100 under auto ("the engine
+    # failed again after a restart"): the mode the plan picks, then retrieval, each with its worker logs in $OUT
+  echo "$(cat /tmp/stage/gguf.sha)  $GG" | sha256sum -c || exit 4
+  tar -C "$PWD" --exclude=./.gpu -cf - . | tar -C /tmp/src -xf -
+  mkdir -p $M/$MID && ln -f $GG $M/$MID/$GGN
+  grep -q "\"$MID\"" /tmp/src/models.toml || cat /tmp/src/$TOML >> /tmp/src/models.toml
+  (cd /tmp/src && bash benchmarks/gpu/lcp_build.sh wait ${WAIT_S:-400}) || exit 6
+  D2="/tmp/shared/corpus/contracts-en/bonterms-dpa-v1.0.pdf /tmp/shared/corpus/contracts-en/common-paper-dpa.pdf"
+  Q="Compare the advance notice of new subprocessors required by the Bonterms DPA and the Common Paper DPA."
+  for mode in ${D_MODES:-auto retrieval}; do
+    ASK_S=200 ask d064_$mode d064.jsonl -- ask $D2 -q "$Q" -q "And which of the two lets the customer object?" \
+      --json --model $MID --mode $mode
+    grep -h -i -E "error|assert|abort|illegal|signal|exit" $OUT/d064_${mode}_worker-*.log 2>/dev/null | tail -n 12
+  done ;;
 ebg)  # the sent checkout again (code changed while the GGUF was staged), then the benchmark detached
       # (EV_ARGS: more of its arguments, e.g. "--rewrite 1.5b": judging then starts from the reworded cards)
   echo "$(cat /tmp/stage/gguf.sha)  $GG" | sha256sum -c || exit 4

@@ -262,9 +262,41 @@ def test_grammar_keeps_utf8_constants_and_a_bounded_cache():
     quotes = ["违约金不得超过损失。", "the “Service” works", '13.18 "Framework Terms" means', "a \\ b"]
     gbnf = llama_chat.schema_to_gbnf(prompts.answer_schema(quotes, 300))
     assert "违约金不得超过损失。" in gbnf and "“Service”" in gbnf and "\\u" not in gbnf
-    LlamaGrammar.from_string(gbnf, verbose=False)       # ASCII quotes and backslashes escaped for GBNF
     llm = Llama(str(local_path(load_catalogue().default)), n_ctx=256, verbose=False, vocab_only=True)
+    # ASCII quotes and backslashes escaped for GBNF: llama.cpp's own parser accepts it
+    assert llama_chat.grammar_compiles(llm, LlamaGrammar.from_string(gbnf, verbose=False))
     engine = llama_chat.ChatEngine(llm)
     for i in range(llama_chat.GRAMMARS_CACHE + 3):
         engine._grammar(prompts.answer_schema([f"sentence number {i} of the page."], 300))
     assert len(engine._grammars) == llama_chat.GRAMMARS_CACHE
+
+
+def test_every_answer_bound_compiles_in_llama_cpp():
+    """llama.cpp parses a grammar only when a reply starts, and refuses a bounded repetition
+    that unrolls into more than 2,000 rules: the answer's pattern did past ~1,000 characters, which
+    a real model's English prompt (~4.8 characters a token) reached, and the worker died on an
+    H100 comparing two DPAs. Every bound answer_chars can give compiles, in both scripts."""
+    from llama_cpp import Llama
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    from app.core.answer import prompts
+    from app.worker.llama import chat as llama_chat
+    llm = Llama(str(local_path(load_catalogue().default)), n_ctx=256, verbose=False, vocab_only=True)
+    assert prompts.answer_chars("en", 400, 6.0) == prompts.MAX_ANSWER_CHARS
+    bounds = sorted({prompts.answer_chars(lang, 400, ratio) for lang in ("en", "zh")
+                     for ratio in (None, 0.3, 1.0, 2.5, 4.0, 4.8, 6.0, 9.0)})
+    assert bounds[-1] == prompts.MAX_ANSWER_CHARS
+    for chars in bounds:
+        for lang in ("en", "zh"):
+            for schema in (prompts.answer_schema(["One sentence."], chars, lang),
+                           prompts.card_schema(["E1", "E2", "E3"], chars, lang)):
+                grammar = LlamaGrammar.from_string(llama_chat.schema_to_gbnf(schema), verbose=False)
+                assert llama_chat.grammar_compiles(llm, grammar), (chars, lang)
+
+
+def test_a_grammar_llama_cpp_refuses_is_a_400_and_the_worker_lives_on(client):
+    from app.core.answer import prompts
+    too_long = prompts.card_schema(["E1", "E2"], 2000, "en")       # the bound before MAX_ANSWER_CHARS
+    with pytest.raises(errors.BadRequest, match="refused the reply's grammar"):
+        client.chat(HELLO, max_tokens=8, json_schema=too_long)
+    assert client.chat(HELLO, max_tokens=4).text                   # the same worker still answers

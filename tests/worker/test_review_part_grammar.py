@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from llama_cpp import Llama
 from llama_cpp.llama_grammar import LlamaGrammar
 
 from app.core.answer import qa, review
-from app.worker.llama.chat import schema_to_gbnf
+from app.core.models.catalogue import load_catalogue, local_path
+from app.worker.llama.chat import grammar_compiles, schema_to_gbnf
 
 
 def _part():
@@ -32,7 +34,8 @@ def test_part_schema_compiles_and_puts_quotes_first():
     assert nothing["properties"]["answer"] == {"enum": [review.NOTHING["en"]]}
     gbnf = schema_to_gbnf(schema)
     assert '"11" | "12" | "13" | "14" | "15"' in gbnf
-    LlamaGrammar.from_string(gbnf, verbose=False)          # llama.cpp's own parser accepts it
+    llm = Llama(str(local_path(load_catalogue().default)), n_ctx=256, verbose=False, vocab_only=True)
+    assert grammar_compiles(llm, LlamaGrammar.from_string(gbnf, verbose=False))   # llama.cpp's own parser
 
 
 @pytest.mark.parametrize("cut", [40, 80])

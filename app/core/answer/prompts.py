@@ -44,11 +44,18 @@ ANSWER_SHARE = 0.55
 CHARS_PER_TOKEN = {"en": 3.5, "zh": 0.55}
 
 
+# At most this many characters: llama.cpp's grammar parser refuses a bounded repetition that
+# unrolls into more than 2,000 rules (MAX_REPETITION_THRESHOLD), which the answer's pattern
+# passes above ~1,000 characters (1,000 compiles, 1,010 does not, with Qwen's and SmolLM2's
+# vocabularies). A real model's English prompt holds ~4.8 characters a token, enough to get there.
+MAX_ANSWER_CHARS = 1000
+
+
 def answer_chars(lang: str, answer_tokens: int, chars_per_token: float | None = None) -> int:
     """Rounded down to a multiple of 50: every question about a document then gets the same
     schema, and the engine reuses its compiled grammar."""
     ratio = chars_per_token or CHARS_PER_TOKEN.get(lang, CHARS_PER_TOKEN["en"])
-    return max(50, min(2000, int(answer_tokens * ANSWER_SHARE * ratio) // 50 * 50))
+    return max(50, min(MAX_ANSWER_CHARS, int(answer_tokens * ANSWER_SHARE * ratio) // 50 * 50))
 
 
 def answer_bound(schema: dict) -> int:

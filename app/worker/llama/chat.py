@@ -274,9 +274,11 @@ class ChatEngine:
             raise RequestError(f"the prompt is {len(tokens)} tokens but the context holds {n_ctx}")
         if params.passages and (not messages or params.passages.tail > len(messages[-1]["content"])):
             raise RequestError("pagewise_passages: 'tail' lies beyond the last message")
-        if on_progress:               # accepted: the client hears from us before the grammar compiles
-            on_progress(0, len(tokens))
+        # before the reply's headers go out: a grammar llama.cpp refuses is then a 400, not a
+        # stream closed halfway (converted and parsed in ~2 ms, then cached)
         grammar = self._grammar(params.schema) if params.schema is not None else None
+        if on_progress:               # accepted: the client hears from us
+            on_progress(0, len(tokens))
         usage = Usage(prompt_tokens=len(tokens))
         began, self._memory_head = time.perf_counter(), None
         behind = self._passage_cutter(messages, params.passages, began, usage) if params.passages else None
@@ -469,6 +471,9 @@ class ChatEngine:
                        else LlamaGrammar.from_string(JSON_GBNF, verbose=False))
         except Exception as exc:
             raise RequestError(f"cannot turn the JSON schema into a grammar: {exc}") from None
+        if not grammar_compiles(self.llm, grammar):
+            raise RequestError("llama.cpp refused the reply's grammar (a bounded repetition too long "
+                               "for its parser)")
         self._grammars[key] = grammar
         while len(self._grammars) > GRAMMARS_CACHE:
             self._grammars.popitem(last=False)
@@ -500,6 +505,18 @@ class _Utf8Converter(SchemaConverter):
     def _generate_constant_rule(self, value):
         text = json.dumps(value, ensure_ascii=False)
         return '"' + _GBNF_ESCAPE.sub(lambda m: _GBNF_ESCAPES[m.group()], text) + '"'
+
+
+def grammar_compiles(llm: llama_cpp.Llama, grammar: LlamaGrammar) -> bool:
+    """llama.cpp parses the grammar only when a reply's sampler is built, and a grammar it
+    refuses (it prints "parse: error parsing grammar") leaves a null sampler that kills the
+    worker mid-request: parsed here first, so the request fails with one line instead."""
+    sampler = llama_cpp.llama_sampler_init_grammar(llama_cpp.llama_model_get_vocab(llm.model),
+                                                   grammar._grammar.encode("utf-8"), grammar._root.encode("utf-8"))
+    if not sampler:
+        return False
+    llama_cpp.llama_sampler_free(sampler)
+    return True
 
 
 def schema_to_gbnf(schema: dict) -> str:
