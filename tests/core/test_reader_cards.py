@@ -304,6 +304,24 @@ def test_a_comparison_backed_by_one_document_only_does_not_lead():
     assert verdict.ONE_SIDE not in judged.warnings
 
 
+def test_a_follow_up_comparing_or_an_answer_denying_the_other_document_needs_both():
+    """The 1.5B on an H100, dev-064's follow-up over two DPAs: "And which of the two lets the
+    customer object?" answered "Bonterms … within 30 days, while the Common Paper DPA does not",
+    backed by a Bonterms card only, and was shown as the answer (both DPAs let the customer object)."""
+    cards = [_Card(NOTICE_A, 6, doc_id=1), _Card(NOTICE_B, 5, doc_id=2)]
+    denies = "Delivery is two days after mailing if sent by overnight courier, while the PSA does not say."
+    for q, text in (("And which of the two treats a courier notice as delivered after mailing?", denies),
+                    ("When is a courier notice treated as delivered?", denies),
+                    ("两份协议中哪一份规定快递通知在寄出两天后视为送达？", denies)):
+        [cit] = _cited(NOTICE_A, text, q)
+        judged = verdict.judge(text, [cit], q, _Evidence(cards), False)
+        assert judged.status == verdict.NOT_BACKED and verdict.ONE_SIDE in judged.warnings, q
+    plain = "It is treated as delivered two days after mailing if sent by overnight courier."
+    q = "When is a courier notice treated as delivered?"
+    [cit] = _cited(NOTICE_A, plain, q)
+    assert verdict.ONE_SIDE not in verdict.judge(plain, [cit], q, _Evidence(cards), False).warnings
+
+
 def test_an_answer_that_asks_the_question_back_does_not_lead():
     q = "员工违反服务期约定，违约金最多是多少？如果换成普通商业合同，违约金约定到多高法院一般会认为过分高于损失？"
     card = "用人单位要求劳动者支付的违约金不得超过服务期尚未履行部分所应分摊的培训费用。"

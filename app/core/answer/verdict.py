@@ -83,7 +83,12 @@ def judge(text: str, citations: list[Citation], question: str, evidence, said_no
 
 
 _COMPARES = re.compile(r"\b(?:compare[sd]?|comparison|compared|versus|vs\.?|each|both|differ(?:s|ence)?|"
-                       r"whereas)\b|比较|相比|对比|分别|各自|换成|两者|二者|区别|不同", re.I)
+                       r"whereas|(?:which|either) (?:one )?of (?:the|these|those) (?:two|documents|agreements|contracts)|"
+                       r"of the two)\b|比较|相比|对比|分别|各自|换成|两者|二者|区别|不同|两份|哪一份|哪份", re.I)
+# An answer that says what another document lacks ("…, while the Common Paper DPA does not"): a
+# claim about that document too, which a card of one document cannot back.
+_DENIES_OTHER = re.compile(r"\b(?:while|whereas|but|unlike)\b[^.;]*\b(?:does not|do not|doesn't|don't|has no|"
+                           r"have no|is not|no such)\b|(?:而|但是?)[^。；]*(?:没有|并未|未规定|未约定)", re.I)
 ONE_SIDE = "The question compares several documents, but only one of them backs the answer: it is not shown as the answer."
 ASKED_BACK = "The model repeated part of the question instead of answering it: the answer is not shown as the answer."
 
@@ -104,7 +109,8 @@ _SAYS_PERIOD = re.compile(r"\b(?:once|twice|annual(?:ly)?|yearly|monthly|weekly|
 def _partial(text: str, citations: list[Citation], question: str, evidence, context=None) -> str:
     """Why a backed answer still answers only part of the question, or "": it copies the
     question back ("…违约金约定到多高法院一般会认为过分高于损失？" as its last sentence), the
-    question compares documents and the backing cards come from one of them, it states a figure
+    question compares documents (or the answer says what one of them lacks) and the backing cards
+    come from one of them, it states a figure
     that neither the backing passage nor the sentences around it on its page hold ("Common
     Paper requires a 15-day notice" beside a Bonterms card that says 30), or the question asks
     how long / how often and the answer says no figure at all ("Customer may share a copy of
@@ -117,7 +123,7 @@ def _partial(text: str, citations: list[Citation], question: str, evidence, cont
         return NO_FIGURE
     docs = {card.doc_id for card in evidence.cards}
     backing = {c.doc_id for c in citations if c.verified and c.support == "supports"}
-    if len(docs) > 1 and len(backing) == 1 and _COMPARES.search(question):
+    if len(docs) > 1 and len(backing) == 1 and (_COMPARES.search(question) or _DENIES_OTHER.search(text)):
         return ONE_SIDE
     return ""
 
