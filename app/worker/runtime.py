@@ -103,7 +103,7 @@ class EngineRuntime:
         self.engine = Engine(on_status=self._status, launcher=launcher)
         self.engine.on_installed = self.calibrate     # a stand-in's speed, so its first prompt fits the time budget
         self.memory = ReadingMemory()
-        self._params_b: dict[str, float | None] = {}   # model id → parameters (rewrites())
+        self._params_b: dict[str, float | None] = {}   # model id → parameters (rewrites(), judges())
         self.threads = threads
 
     @property
@@ -230,7 +230,7 @@ class EngineRuntime:
         options = qa.AskOptions(mode=mode, prefill_tps=self.memory.budget_tps(self.speed_key()),
                                 cached=self.memory.was_read(model, doc_ids), target_s=self.target_s(),
                                 rerank=self.reranks(), cut_passages=self.engine.adapter.cuts_passages,
-                                judge=self._settings().judge_cards, rewrite=self.rewrites(),
+                                judge=self.judges(), rewrite=self.rewrites(),
                                 decode_tps=self.memory.decode_tps(self.speed_key()))
         return qa.ask(qa.Question(library, refs, question, self.plan.max_model_len, conversation, evidence),
                       line, options, qa.Listeners(on_delta, reading, on_progress, cancel))
@@ -239,10 +239,20 @@ class EngineRuntime:
         """qa.ask's `rewrite`: the setting, where `auto` leaves out models too small to word a
         clause (rewrite.MIN_PARAMS_B: the embedded 135M echoes the instruction instead)."""
         from app.core.answer.evidence import rewrite
-        from app.core.models.catalogue import load_catalogue
-        chosen = self._settings().rewrite_question
+        return self._unless_too_small(self._settings().rewrite_question, rewrite.MIN_PARAMS_B)
+
+    def judges(self) -> str:
+        """qa.ask's `judge`: the setting, where `auto` leaves out models too small to judge a
+        passage (judge.MIN_PARAMS_B: the embedded 135M's odds bury the search's best cards)."""
+        from app.core.answer.evidence import judge
+        return self._unless_too_small(self._settings().judge_cards, judge.MIN_PARAMS_B)
+
+    def _unless_too_small(self, chosen: str, min_params_b: float) -> str:
+        """`chosen`, or "off" when it is `auto` and the model has fewer than `min_params_b` billion
+        parameters (a model the catalogue cannot size is asked as any other)."""
         if chosen != "auto":
             return chosen
+        from app.core.models.catalogue import load_catalogue
         model = self.plan.model_id
         if model not in self._params_b:    # read once per model, not on every question
             try:
@@ -250,7 +260,7 @@ class EngineRuntime:
             except Exception:  # noqa: BLE001 - a model the catalogue cannot size is asked as any other
                 self._params_b[model] = None
         params = self._params_b[model]
-        return "off" if params and params < rewrite.MIN_PARAMS_B else chosen
+        return "off" if params and params < min_params_b else chosen
 
     def reranks(self) -> bool:
         """Whether the model first picks the best retrieved page (qa.ask's `rerank`): the

@@ -38,6 +38,11 @@ QUOTE_CHARS = 600       # each candidate's quote is cut to this
 JUDGE_SHARE = 0.35      # of the first-token target the judging may take (as reranking's)
 MIN_CANDIDATES = 6      # fewer would only reorder the cards already shown
 TOP_LOGPROBS = 20
+# Smaller models are not asked under `auto`: the embedded 135M's odds are noise that buries the
+# search's best cards (benchmarks/evidence.py --judge 135m, gold sentence in a card, search alone →
+# judged: tuning halves 0.85 → 0.67, checking 0.72 → 0.61; page in 3 0.97 → 0.73). It judged on
+# a CPU fast enough for its time budget (AVX-512, 2 cores: p50 6.2 s for 20 candidates).
+MIN_PARAMS_B = 0.4
 PRIOR = 0.25            # weight of the search's own order beside the model's odds: a candidate scores its odds
                         # less PRIOR × ln(1 + its place among the candidates); chosen on the checking halves
                         # (benchmarks/evidence.py --replay; docs/DESIGN-CHANGES.md says why not the tuning halves)
