@@ -329,3 +329,27 @@ def test_an_answer_that_asks_the_question_back_does_not_lead():
     [cit] = qa.with_support([qa.Citation(1, "law.pdf", 3, card, True)], echo, q)
     judged = verdict.judge(echo, [cit], q, _Evidence([_Card(card)]), False)
     assert judged.status != verdict.ANSWER
+
+
+BONTERMS = "At least 30 days before any new Subprocessor Processes any Customer Personal Data, Provider will notify Customer."
+COMMON = ("Provider will inform Customer at least 10 business days in advance and in writing of any intended changes "
+          "to the Approved Subprocessors.")
+
+
+def test_a_figure_given_to_the_wrong_document_does_not_lead():
+    """The 1.5B on 2 cores, dev-064: "The Bonterms DPA requires … at least 10 business days, while the
+    Common Paper DPA requires … at least 30 days" — both figures in the cited cards, each given to
+    the other document, shown as the answer."""
+    q = "Compare the advance notice of new subprocessors required by the Bonterms DPA and the Common Paper DPA."
+    a, b = _Card(BONTERMS, 3, doc_id=1), _Card(COMMON, 2, doc_id=2)
+    a.doc, b.doc = "/corpus/contracts-en/bonterms-dpa-v1.0.pdf", "/corpus/contracts-en/common-paper-dpa.pdf"
+    swapped = ("The Bonterms DPA requires an advance notice of new subprocessors of at least 10 business days, "
+               "while the Common Paper DPA requires an advance notice of new subprocessors of at least 30 days.")
+    right = ("The Bonterms DPA requires notice at least 30 days before a new subprocessor processes data, while the "
+             "Common Paper DPA requires at least 10 business days in advance.")
+    for text, wrong in ((swapped, True), (right, False)):
+        cites = qa.with_support([qa.Citation(2, b.doc, 2, COMMON, True), qa.Citation(1, a.doc, 3, BONTERMS, True)],
+                                text, q)
+        judged = verdict.judge(text, cites, q, _Evidence([a, b]), False)
+        assert (verdict.SWAPPED_FIGURE in judged.warnings) == wrong, text
+        assert (judged.status == verdict.ANSWER) != wrong, judged

@@ -95,6 +95,8 @@ ASKED_BACK = "The model repeated part of the question instead of answering it: t
 
 UNBACKED_FIGURE = ("The answer states a figure that the passage backing it does not hold: "
                    "it is not shown as the answer.")
+SWAPPED_FIGURE = ("The answer gives a figure to a document whose passages do not hold it, only another "
+                  "document's do: it is not shown as the answer.")
 NO_FIGURE = "The question asks for a figure or a period and the answer gives none: it is not shown as the answer."
 # "How often …", "how many hours …", "多少", "多久": the answer is a figure, a period or a frequency.
 _ASKS_FIGURE = re.compile(r"\bhow\s+(?:many|much|long|often|frequently|soon|fast|large|big|high|quick(?:ly)?)\b"
@@ -112,13 +114,16 @@ def _partial(text: str, citations: list[Citation], question: str, evidence, cont
     question compares documents (or the answer says what one of them lacks) and the backing cards
     come from one of them, it states a figure
     that neither the backing passage nor the sentences around it on its page hold ("Common
-    Paper requires a 15-day notice" beside a Bonterms card that says 30), or the question asks
+    Paper requires a 15-day notice" beside a Bonterms card that says 30), it gives one document's
+    figure to another (_misattributed), or the question asks
     how long / how often and the answer says no figure at all ("Customer may share a copy of
     Audit Reports …" to "how frequently may a customer audit")."""
     if re.search(r"[?？]", text) and _runs(text) & _runs(question):
         return ASKED_BACK
     if _unbacked_figures(text, citations, question, context):
         return UNBACKED_FIGURE
+    if _misattributed(text, citations, evidence):
+        return SWAPPED_FIGURE
     if _ASKS_FIGURE.search(question) and not numbers(text) and not _SAYS_PERIOD.search(text):
         return NO_FIGURE
     docs = {card.doc_id for card in evidence.cards}
@@ -156,6 +161,39 @@ def _unbacked_figures(text: str, citations: list[Citation], question: str, conte
             if (cit.doc_id, cit.page) in pages:
                 figures -= numbers(cit.quote)
     return figures
+
+
+# Where an answer over several documents moves from one document to the next.
+_CLAUSES = re.compile(r"[;.。；]\s|,\s*(?:while|whereas|but|and)\b|\b(?:while|whereas|unlike)\b|而|但")
+_NAME_WORD = re.compile(r"[a-z][a-z0-9]+")
+
+
+def _misattributed(text: str, citations: list[Citation], evidence) -> bool:
+    """A clause of the answer that names one document (by a word of its file name no other
+    document's has: "Bonterms", "Common Paper") states a figure that document's cards and
+    citations do not hold and another document's do: "The Bonterms DPA requires … 10 business
+    days, while the Common Paper DPA requires … 30 days", the two figures swapped."""
+    labels = {c.doc_id: c.doc for c in evidence.cards}
+    if len(labels) < 2:
+        return False
+    words = {d: set(_NAME_WORD.findall(label.replace("\\", "/").rsplit("/", 1)[-1].lower().removesuffix(".pdf")))
+             for d, label in labels.items()}
+    names = {d: w - set().union(*(o for e, o in words.items() if e != d)) for d, w in words.items()}
+    held = {d: set() for d in labels}
+    for quote, doc_id in [(c.quote, c.doc_id) for c in evidence.cards] + [(c.quote, c.doc_id) for c in citations
+                                                                             if c.verified]:
+        if doc_id in held:
+            held[doc_id] |= numbers(quote)
+    for clause in _CLAUSES.split(text):
+        said = set(_NAME_WORD.findall(clause.lower()))
+        named = [d for d, n in names.items() if n & said]
+        if len(named) != 1:
+            continue
+        own = held[named[0]]
+        others = set().union(*(h for d, h in held.items() if d != named[0]))
+        if any(f not in own and f in others for f in numbers(clause)):
+            return True
+    return False
 
 
 # Counts said in words ("there are two main routes"): how the model sums up, not a figure the
