@@ -180,10 +180,9 @@ def _misattributed(text: str, citations: list[Citation], evidence) -> bool:
              for d, label in labels.items()}
     names = {d: w - set().union(*(o for e, o in words.items() if e != d)) for d, w in words.items()}
     held = {d: set() for d in labels}
-    for quote, doc_id in [(c.quote, c.doc_id) for c in evidence.cards] + [(c.quote, c.doc_id) for c in citations
-                                                                             if c.verified]:
-        if doc_id in held:
-            held[doc_id] |= numbers(quote)
+    for c in [*evidence.cards, *(c for c in citations if c.verified)]:
+        if c.doc_id in held:
+            held[c.doc_id] |= numbers(c.quote)
     for clause in _CLAUSES.split(text):
         said = set(_NAME_WORD.findall(clause.lower()))
         named = [d for d, n in names.items() if n & said]
