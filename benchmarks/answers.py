@@ -50,6 +50,7 @@ SETS = {"dev": common.EVAL, "second-en": common.ROOT / "benchmarks" / "eval" / "
 THIRD = common.ROOT / "benchmarks" / "eval" / "third.jsonl"    # never tuned on: a half of its own
 FOURTH = common.ROOT / "benchmarks" / "eval" / "fourth.jsonl"  # the same
 FIFTH = common.ROOT / "benchmarks" / "eval" / "fifth.jsonl"    # the same
+SIXTH = common.ROOT / "benchmarks" / "eval" / "sixth.jsonl"    # tuning and checking halves of its own (--ids)
 MODELS = {"135m": "smollm2-135m-q4_1", "0.5b": "qwen-coder-0.5b", "1.5b": "qwen-coder-1.5b"}
 AGREEMENT = common.ROOT / "benchmarks" / "eval" / "judge-agreement.jsonl"
 JSON_DIR = common.ROOT / "docs" / "bench-json"
@@ -69,7 +70,7 @@ def load_questions() -> list[dict]:
     halves = retrieval.split(out)
     for q in out:
         q["half"] = halves[q["id"]]
-    for name, path in (("third", THIRD), ("fourth", FOURTH), ("fifth", FIFTH)):
+    for name, path in (("third", THIRD), ("fourth", FOURTH), ("fifth", FIFTH), ("sixth", SIXTH)):
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 out.append({**json.loads(line), "set": name, "half": name})
@@ -201,8 +202,8 @@ def row_for(q: dict, ans: dict | None, model: str, kind: str, turn: int, wall: f
               "gold_page": any(c.get("page") == p and str(c.get("doc", "")).endswith(d) for d, p in gold_pages)}
              for c in ans.get("citations", [])]
     ev = ans.get("evidence", {})
-    row.update(answer=ans.get("answer", ""), headline=ans.get("headline"), supported=ans.get("supported"),
-               not_stated=ans.get("not_stated"), addressed=ev.get("addressed"),
+    row.update(answer=ans.get("answer", ""), headline=ans.get("headline"), status=ans.get("status"),
+               supported=ans.get("supported"), not_stated=ans.get("not_stated"), addressed=ev.get("addressed"),
                cards=[{"page": c["page"], "quote": c["quote"][:160]} for c in ev.get("cards", [])],
                gold_card=any(any(c["doc"].endswith(d) and c["page"] == p for d, p in gold_pages)
                              for c in ev.get("cards", [])),
@@ -458,7 +459,9 @@ def rejudge(path: Path) -> dict:
         q = {"gold": [] if row["group"] == "unanswerable" else [True]}
         verdict = judge.judge(row["question"], row["gold"], row["answer"], row["type"], not q["gold"])
         ans = {"answer": row["answer"], "headline": row.get("headline"), "not_stated": row.get("not_stated"),
-               "evidence": {"addressed": row.get("addressed", True)}}
+               "evidence": {"addressed": row.get("addressed", True)}, "status": row.get("status")}
+        if row["group"] == "unanswerable" and not row.get("status") and row.get("bucket"):
+            continue        # recorded before the status was kept: its bucket can't be read again
         row.update(right=verdict.right, refused=verdict.refused, why=verdict.why, checked=verdict.checked,
                    bucket=bucket(q, ans, verdict))
     data["figures"] = figures(data["rows"])

@@ -11,7 +11,9 @@ written apart from this code) as a half of its own that nothing is tuned on. Con
 chosen on the tuning half; the checking half, the third set and the fourth (benchmarks/eval/fourth.jsonl:
 cross-lingual questions, paraphrases and unanswerable near misses, written apart from this code
 after the dictionary across languages was chosen) and the fifth (benchmarks/eval/fifth.jsonl, written
-apart from this code after the seventh pass) only confirm them. Vectors: the
+apart from this code after the seventh pass) only confirm them. The sixth (benchmarks/eval/sixth.jsonl, written
+apart from this code after the ninth pass as tuning material for paraphrases and unanswerable near misses) is split
+like the first sets: its tuning half ("tune6") joins the tuning halves, its checking half ("check6") confirms. Vectors: the
 passages' and every sentence's of the questions' documents, cached by text in the temp folder. Per half and
 group (English, Chinese — all answerable questions by their language —, cross-lingual,
 definition, numeric, comparison, unanswerable):
@@ -160,6 +162,32 @@ def load_questions() -> list[dict]:
 THIRD = common.ROOT / "benchmarks" / "eval" / "third.jsonl"   # never tuned on: reported as its own half
 FOURTH = common.ROOT / "benchmarks" / "eval" / "fourth.jsonl"  # the same
 FIFTH = common.ROOT / "benchmarks" / "eval" / "fifth.jsonl"    # the same, written after the seventh pass
+# Written after the ninth pass as tuning material for paraphrases and "not addressed" (README-sixth.md): split
+# like the first sets into a tuning half ("tune6") and a checking half ("check6")
+SIXTH = common.ROOT / "benchmarks" / "eval" / "sixth.jsonl"
+HALVES = ("tune", "tune6", "check", "check6", "third", "fourth", "fifth")
+TUNING = ("tune", "tune6")      # the halves constants are chosen on
+
+
+def _read_set(path: Path, name: str) -> list[dict]:
+    return [{**json.loads(line), "set": name} for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def question_sets(extra_sets=(("third", THIRD), ("fourth", FOURTH), ("fifth", FIFTH))) -> tuple[list[dict], dict]:
+    """Every question, and its half: the first sets split into tune/check, the sets written apart
+    as halves of their own, the sixth split into tune6/check6."""
+    questions = load_questions()
+    halves = retrieval.split(questions)
+    for name, path in extra_sets:
+        if path.exists():
+            extra = _read_set(path, name)
+            questions += extra
+            halves.update({q["id"]: name for q in extra})
+    if SIXTH.exists():
+        sixth = _read_set(SIXTH, "sixth")
+        questions += sixth
+        halves.update({k: v + "6" for k, v in retrieval.split(sixth).items()})
+    return questions, halves
 
 
 def groups(q: dict) -> list[str]:
@@ -212,7 +240,7 @@ GROUPS = ("en", "zh", "cross-lingual", "definition", "numeric", "comparison", "u
 def table(rows: list[dict], halves: dict[str, str]) -> str:
     out = [f"{'half':6s} {'group':14s} {'n':>3s} {'first':>6s} {'page@3':>7s} {'page@5':>7s} {'sentence':>8s} "
            f"{'refused':>8s} {'caught':>8s}"]
-    for half in ("tune", "check", "third", "fourth", "fifth", "all"):
+    for half in (*HALVES, "all"):
         for name in GROUPS:
             rs = [r for r in rows if (half == "all" and halves[r["id"]] in ("tune", "check") or half == halves[r["id"]])
                   and (name in r["groups"] or (name == "answerable" and r["answerable"]))]
@@ -317,7 +345,7 @@ def signal_grid(rows: list[dict], halves: dict[str, str]) -> None:
     ties broken by the widest margin between the threshold and the nearest score on either
     side; its figures on the checking halves (and the third set) beside."""
     import itertools
-    tune = [r for r in rows if halves[r["id"]] == "tune"]
+    tune = [r for r in rows if halves[r["id"]] in TUNING]
     ans = [r for r in tune if r["answerable"]]
     un = [r for r in tune if not r["answerable"]]
     best = None
@@ -447,7 +475,7 @@ def replay(path: Path) -> None:
     fourth sets confirm it."""
     data = json.loads(path.read_text(encoding="utf-8"))
     rows, halves = data["judged"]["rows"], data["halves"]
-    names = [h for h in ("tune", "check", "third", "fourth", "fifth") if h in set(halves.values())]
+    names = [h for h in HALVES if h in set(halves.values())]
     print(f"{'prior':>6s} {'distinct':>8s}  " + "  ".join(f"{h + ': sentence page@3':>24s}" for h in names))
     grid = []
     for distinct in (0, 2, 3):
@@ -489,7 +517,7 @@ def main(argv=None) -> None:
                     help="the fifth question set (reported as its own half, never tuned on)")
     ap.add_argument("--rewrite", choices=("135m", "0.5b", "1.5b"),
                     help="also the cards found again with this model's wording of each question (rewrite_question = on)")
-    ap.add_argument("--only", action="append", choices=("tune", "check", "third", "fourth", "fifth"),
+    ap.add_argument("--only", action="append", choices=HALVES,
                     help="only these question sets (repeatable)")
     ap.add_argument("--replay", type=Path, metavar="JSON",
                     help="choose judge.PRIOR / DISTINCT on the tuning halves from a --judge run's JSON (no model)")
@@ -503,15 +531,8 @@ def main(argv=None) -> None:
     if args.index_time:
         common.write_json("evidence-index-time", index_time())
         return
-    questions = load_questions()
-    halves = retrieval.split(questions)
     extra_sets = (("third", args.third), ("fourth", args.fourth), ("fifth", args.fifth))
-    for name, path in extra_sets:
-        if path.exists():
-            extra = [{**json.loads(line), "set": name} for line in path.read_text(encoding="utf-8").splitlines()
-                     if line.strip()]
-            questions += extra
-            halves.update({q["id"]: name for q in extra})
+    questions, halves = question_sets(extra_sets)
     if args.only:
         questions = [q for q in questions if halves[q["id"]] in args.only]
     docs = sorted({d for q in questions for d in q["docs"]})
@@ -533,7 +554,7 @@ def main(argv=None) -> None:
         print(table(rows, halves))
         if args.misses:
             for r in rows:
-                if halves[r["id"]] == "tune" and r["answerable"] and not r["sentence"]:
+                if halves[r["id"]] in TUNING and r["answerable"] and not r["sentence"]:
                     print("  miss", r["id"], r["groups"], "page@3" if r["at3"] else "page missed")
         idle = [r["ms"] for r in rows]
         result = {"rows": rows, "idle_ms": {"p50": statistics.median(idle), "p95": percentile(idle, 0.95)}}

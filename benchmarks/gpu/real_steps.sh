@@ -115,7 +115,7 @@ abg)  # benchmarks/answers.py on llama.cpp CUDA, detached: the checking half (AN
       # questions and follow-ups, judge_cards as the GPU's default (auto) and off (ANS_OFF=1 also runs it off)
   tar -C "$PWD" --exclude=./.gpu -cf - . | tar -C /tmp/src -xf -; rm -f /tmp/ans.done
   (cd /tmp/src && PAGEWISE_CORPUS=/tmp/shared/corpus PAGEWISE_BENCH_GGUF=$GG setsid nohup bash -c \
-    "python3 benchmarks/answers.py --model $SZ --half checking --followups $ANS_ARGS --name answers-$SZ-checking-h100-auto > /tmp/ans.out 2>&1;
+    "python3 benchmarks/answers.py --model $SZ --half checking ${ANS_FOLLOW---followups} $ANS_ARGS --name ${ANS_NAME:-answers-$SZ-checking-h100-auto} > /tmp/ans.out 2>&1;
      [ -n '$ANS_OFF' ] && python3 benchmarks/answers.py --model $SZ --half checking --followups $ANS_ARGS --setting judge_cards=off --name answers-$SZ-checking-h100-off > /tmp/ans_off.out 2>&1;
      touch /tmp/ans.done" < /dev/null > /dev/null 2>&1 &)
   sleep 30; tail -n 3 /tmp/ans.out ;;
