@@ -82,7 +82,9 @@ _NUM_WORD = "|".join(sorted((re.escape(w) for w in _EN_NUM if len(w) > 2), key=l
 _CLAUSE = re.compile(
     r"(?:sections?|§|articles?|clauses?|paragraphs?|parts?|subparts?|modules?)\s*[\dIVX]+(?:\.\d+)*(?:\([a-z0-9]+\))*"
     r"(?:\s*(?:,|and|or)\s*\d+(?:\.\d+)*)*"
-    r"|第[零〇一二三四五六七八九十百千两\d]+[条款章节项]", re.I)
+    r"|\b(?:ss?|arts?)\.\s*\d+(?:\.\d+)*(?:\([a-z0-9]+\))*"     # "s. 14.2", "Art. 829": citations too
+    r"|(?<=\()(?:[A-Z][\w.-]*\s+){1,6}\d+(?:\.\d+)+(?:\([a-z0-9]+\))*"  # "(Common Paper BAA 3.3)"
+    r"|第[零〇一二三四五六七八九十百千两\d]+(?:\.\d+)*(?:[或和、至]\d+(?:\.\d+)*)*[条款章节项]", re.I)
 _MONEY_PREFIX = r"(?:US\$|USD\s?|\$|RMB\s?|€|£)"
 
 

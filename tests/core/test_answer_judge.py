@@ -127,3 +127,14 @@ def test_an_option_the_question_offers_is_judged_by_which_one_is_named():
         assert judge(q, gold, right).right, right
     for wrong in ("英文本为准", "以英文版为准", "中文版和英文版都可以"):
         assert not judge(q, gold, wrong).right, wrong
+
+
+def test_section_abbreviations_are_citations_not_facts():
+    # The fifth and sixth sets' gold answers cite "s. 14.2" and "第5.3条": a right yes/no answer
+    # need not repeat the clause number.
+    q = "Can we end the Bonterms contract once every subscription has run out?"
+    assert judge(q, "Yes. Either party may terminate by notice (Bonterms Cloud Terms s. 14.2).", "Yes").right
+    assert numbers("依第5.1或5.2条终止时（第5.3条）") == []
+    assert numbers("30 days (s. 21)")[0].value == 30
+    assert numbers("(Civil Code Art. 829), (Common Paper BAA 3.3), (Bonterms DPA 3.1(d))") == []
+    assert numbers("available 99.9% of the time (Common Paper CSA 4.2)")[0].value == 99.9
