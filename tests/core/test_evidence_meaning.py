@@ -116,6 +116,27 @@ def test_a_question_asking_for_a_kind_of_figure_needs_cards_holding_one():
     assert not addressed.value_missing("Who may terminate the agreement?", ["Either party may terminate."])
 
 
+def test_the_figure_check_reads_the_card_about_the_question_and_the_ways_a_figure_is_said():
+    from app.core.answer.evidence import addressed
+    from app.core.answer.evidence.cards import EvidenceCard
+
+    def card(quote, score, shape=0.0):
+        return EvidenceCard(1, "law.pdf", 1, 6, quote, "", score, 0.5, shape=shape)
+    asked = "公司要单方解除劳动合同，要提前多少天把理由通知工会？"
+    about = card("第四十三条用人单位单方解除劳动合同，应当事先将理由通知工会。", 2.2)
+    trap = card("劳动者提前三十日以书面形式通知用人单位，可以解除劳动合同。", 2.4, shape=0.5)   # first only by its bonus
+    # The near miss: the clause on the question sets no period; another clause's "三十日" does not answer it.
+    assert addressed._about([trap, about]) == [about.quote]
+    assert addressed.value_missing(asked, addressed._about([trap, about]))
+    # A share or a frequency in words is a figure; a number of people or a contract's name asks none.
+    assert not addressed.value_missing("How many partners must agree?", ["Decisions need the unanimous consent of the partners."])
+    assert not addressed.value_missing("合伙事务要多少合伙人同意？", ["合伙事务的决定，应当经全体合伙人一致同意。"])
+    assert not addressed.value_missing("How often must staff be trained?", ["Provider trains its workforce annually."])
+    assert addressed.value_missing("How often must staff be trained?", ["Provider trains its workforce on HIPAA."])
+    assert not addressed.value_missing("我们几个人开的合伙企业能以自己的名义签合同吗？", ["非法人组织可以以自己的名义从事民事活动。"])
+    assert not addressed.value_missing("第十四条规定的连续订立固定期限劳动合同是什么情形？", ["用人单位与劳动者协商一致，可以订立固定期限劳动合同。"])
+
+
 @needs_vectors
 def test_a_new_way_of_splitting_sentences_embeds_only_the_new_sentences_once(corpus, lib, monkeypatch):
     """A library made before a change in how pages are split is looked over again once: the
