@@ -353,3 +353,26 @@ def test_a_figure_given_to_the_wrong_document_does_not_lead():
         judged = verdict.judge(text, cites, q, _Evidence([a, b]), False)
         assert (verdict.SWAPPED_FIGURE in judged.warnings) == wrong, text
         assert (judged.status == verdict.ANSWER) != wrong, judged
+
+
+def test_an_answer_saying_a_document_sets_no_figure_its_own_cards_hold_does_not_lead():
+    """The 1.5B on an H100, dev-064 with whole documents: "The Bonterms DPA requires … within 30 days,
+    while the Common Paper DPA does not", its citations from both documents backing it, shown as the
+    answer — the Common Paper DPA's card says 10 business days."""
+    q = "Compare the advance notice of new subprocessors required by the Bonterms DPA and the Common Paper DPA."
+    a, b = _Card(BONTERMS, 3, doc_id=1), _Card(COMMON, 2, doc_id=2)
+    a.doc, b.doc = "/corpus/contracts-en/bonterms-dpa-v1.0.pdf", "/corpus/contracts-en/common-paper-dpa.pdf"
+    other = ("The Common Paper DPA requires the Provider to maintain a list of its subprocessors and give advance "
+             "notice of new subprocessors.")
+    denied = ("The Bonterms DPA requires an advance notice of new subprocessors within 30 days, while the Common "
+              "Paper DPA does not.")
+
+    def judged(cards):
+        cites = qa.with_support([qa.Citation(1, a.doc, 3, BONTERMS, True), qa.Citation(2, b.doc, 2, other, True)],
+                                denied, q)
+        return verdict.judge(denied, cites, q, _Evidence(cards), False)
+    assert verdict.DENIED_HELD in judged([a, b]).warnings and judged([a, b]).status != verdict.ANSWER
+    # Where the other document's cards hold no figure at all, the denial is not contradicted.
+    silent = _Card(other, 2, doc_id=2)
+    silent.doc = b.doc
+    assert verdict.DENIED_HELD not in judged([a, silent]).warnings and judged([a, silent]).status == verdict.ANSWER

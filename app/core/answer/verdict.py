@@ -97,6 +97,8 @@ UNBACKED_FIGURE = ("The answer states a figure that the passage backing it does 
                    "it is not shown as the answer.")
 SWAPPED_FIGURE = ("The answer gives a figure to a document whose passages do not hold it, only another "
                   "document's do: it is not shown as the answer.")
+DENIED_HELD = ("The answer says a document sets no figure where that document's own passages hold one: "
+               "it is not shown as the answer.")
 NO_FIGURE = "The question asks for a figure or a period and the answer gives none: it is not shown as the answer."
 # "How often …", "how many hours …", "多少", "多久": the answer is a figure, a period or a frequency.
 _ASKS_FIGURE = re.compile(r"\bhow\s+(?:many|much|long|often|frequently|soon|fast|large|big|high|quick(?:ly)?)\b"
@@ -124,6 +126,8 @@ def _partial(text: str, citations: list[Citation], question: str, evidence, cont
         return UNBACKED_FIGURE
     if _misattributed(text, citations, evidence):
         return SWAPPED_FIGURE
+    if _denies_held(text, citations, evidence):
+        return DENIED_HELD
     if _ASKS_FIGURE.search(question) and not numbers(text) and not _SAYS_PERIOD.search(text):
         return NO_FIGURE
     docs = {card.doc_id for card in evidence.cards}
@@ -168,14 +172,13 @@ _CLAUSES = re.compile(r"[;.。；]\s|,\s*(?:while|whereas|but|and)\b|\b(?:while|
 _NAME_WORD = re.compile(r"[a-z][a-z0-9]+")
 
 
-def _misattributed(text: str, citations: list[Citation], evidence) -> bool:
-    """A clause of the answer that names one document (by a word of its file name no other
-    document's has: "Bonterms", "Common Paper") states a figure that document's cards and
-    citations do not hold and another document's do: "The Bonterms DPA requires … 10 business
-    days, while the Common Paper DPA requires … 30 days", the two figures swapped."""
+def _by_document(text: str, citations: list[Citation], evidence):
+    """Each clause of the answer with the one document it names (by a word of its file name no
+    other document's has: "Bonterms", "Common Paper"), and the figures each document's cards and
+    citations hold; nothing for an answer over one document."""
     labels = {c.doc_id: c.doc for c in evidence.cards}
     if len(labels) < 2:
-        return False
+        return [], {}
     words = {d: set(_NAME_WORD.findall(label.replace("\\", "/").rsplit("/", 1)[-1].lower().removesuffix(".pdf")))
              for d, label in labels.items()}
     names = {d: w - set().union(*(o for e, o in words.items() if e != d)) for d, w in words.items()}
@@ -183,16 +186,38 @@ def _misattributed(text: str, citations: list[Citation], evidence) -> bool:
     for c in [*evidence.cards, *(c for c in citations if c.verified)]:
         if c.doc_id in held:
             held[c.doc_id] |= numbers(c.quote)
+    out = []
     for clause in _CLAUSES.split(text):
         said = set(_NAME_WORD.findall(clause.lower()))
         named = [d for d, n in names.items() if n & said]
-        if len(named) != 1:
-            continue
-        own = held[named[0]]
-        others = set().union(*(h for d, h in held.items() if d != named[0]))
-        if any(f not in own and f in others for f in numbers(clause)):
+        if len(named) == 1:
+            out.append((clause, named[0]))
+    return out, held
+
+
+def _misattributed(text: str, citations: list[Citation], evidence) -> bool:
+    """A clause naming one document states a figure that document's cards and citations do not
+    hold and another document's do: "The Bonterms DPA requires … 10 business days, while the
+    Common Paper DPA requires … 30 days", the two figures swapped."""
+    clauses, held = _by_document(text, citations, evidence)
+    for clause, doc in clauses:
+        others = set().union(*(h for d, h in held.items() if d != doc))
+        if any(f not in held[doc] and f in others for f in numbers(clause)):
             return True
     return False
+
+
+_DENIES = re.compile(r"\b(?:does not|do not|doesn't|don't|has no|have no|no such|is silent)\b|没有|并未|未规定|未约定", re.I)
+
+
+def _denies_held(text: str, citations: list[Citation], evidence) -> bool:
+    """The answer gives one document a figure and says another has none ("Bonterms … within 30
+    days, while the Common Paper DPA does not") while that other document's own cards hold a figure
+    (its "10 business days"): the model missed what the passages it read say."""
+    clauses, held = _by_document(text, citations, evidence)
+    figured = {doc for clause, doc in clauses if numbers(clause)}
+    return any(_DENIES.search(clause) and not numbers(clause) and held[doc] and figured - {doc}
+               for clause, doc in clauses)
 
 
 # Counts said in words ("there are two main routes"): how the model sums up, not a figure the
