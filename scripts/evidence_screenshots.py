@@ -2,7 +2,9 @@
 docs/screenshots/evidence-en.png, evidence-zh.png, evidence-not-addressed.png.
 
     Xvfb :77 -screen 0 1600x1000x24 &
-    DISPLAY=:77 QT_QPA_PLATFORM=xcb .venv/bin/python scripts/evidence_screenshots.py
+    DISPLAY=:77 QT_QPA_PLATFORM=xcb .venv/bin/python scripts/evidence_screenshots.py [NAME.png PDF QUESTION ...]
+
+(with arguments: those shots, in threes, instead of the three above)
 
 A fresh library (its own PAGEWISE_HOME), the real engine (the embedded model); each question
 asked through the window, the screen photographed (ImageMagick `import -window root`) once the
@@ -47,7 +49,12 @@ def settle(seconds: float) -> None:
     wait(lambda: time.monotonic() >= end, seconds + 1)
 
 
-def main() -> None:
+def main(argv: list[str]) -> None:
+    shots = SHOTS_TO_TAKE
+    if argv:
+        if len(argv) % 3:
+            raise SystemExit("give shots in threes: NAME.png PDF QUESTION")
+        shots = [(argv[i], Path(argv[i + 1]).resolve(), argv[i + 2]) for i in range(0, len(argv), 3)]
     os.environ["PAGEWISE_HOME"] = tempfile.mkdtemp(prefix="pagewise-shots-")
     from PySide6.QtWidgets import QApplication
 
@@ -65,7 +72,7 @@ def main() -> None:
     win.sig_answer_shown.connect(lambda: answered.append(True))
     win.engine.start()
     wait(lambda: bool(ready), 600)
-    for name, path, question in SHOTS_TO_TAKE:
+    for name, path, question in shots:
         if win.pane_a.path != str(path):
             docs = []
             win.sig_documents_ready.connect(lambda: docs.append(True))
@@ -86,4 +93,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

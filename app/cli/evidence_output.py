@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sys
 
-from app.core.answer.evidence.wording import NOT_ADDRESSED, NOT_BACKED
+from app.core.answer.evidence.wording import NOT_BACKED, not_addressed
 
 NOT_ADDRESSED_ANSWER = "The document does not appear to address this (the passages above are the nearest)."
 # the model found nothing where the search found the passages on topic: the model's view, not the document's
@@ -16,7 +16,7 @@ NOT_FOUND_BY_MODEL = "The model found no answer in the passages above; the searc
 
 
 def evidence_text(evidence, judged=None) -> str:
-    head = NOT_ADDRESSED if not evidence.addressed else \
+    head = not_addressed(getattr(evidence, "no_figure", False)) if not evidence.addressed else \
         f"Evidence, as the model judged {judged.candidates} passages in {judged.seconds:.1f} s:" if judged else \
         f"Evidence (found in {evidence.ms / 1000:.2f} s, before the model reads anything):"
     lines = [head]

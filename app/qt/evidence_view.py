@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from app.core.answer.evidence.wording import NOT_ADDRESSED, NOT_BACKED
+from app.core.answer.evidence.wording import NOT_BACKED, not_addressed
 
 CARD_STYLE = ("margin:2px 0 6px 0; padding:4px 8px; border-left:3px solid #2e86de; "
               "background-color:#f3f7fc")
@@ -29,8 +29,8 @@ def evidence_html(index: int, evidence) -> str:
     """The "Evidence" block of entry `index`: one clickable card per evidence card
     (href "evidence:<entry>:<card>") — where it is, its clause, the quote."""
     if not evidence.addressed:
-        parts = [heading("Evidence", "#b9770e"),
-                 f"<p style='color:#b9770e; margin:0 0 4px 0'>{html.escape(NOT_ADDRESSED)}</p>"]
+        why = not_addressed(getattr(evidence, "no_figure", False))
+        parts = [heading("Evidence", "#b9770e"), f"<p style='color:#b9770e; margin:0 0 4px 0'>{html.escape(why)}</p>"]
     else:
         how = f"found in {evidence.ms / 1000:.2f} s, " + (
             "then chosen by the model as the likeliest to answer" if getattr(evidence, "judged", False)

@@ -96,7 +96,8 @@ def evidence_from(question: str, data: dict, docs: list):
         label = str(c.get("doc", ""))
         cards.append(EvidenceCard(_doc_id(label, docs), label, 1, int(c.get("page", 1)), str(c.get("quote", "")),
                                   str(c.get("clause", "")), float(c.get("score", 0.0)), 0.0))
-    return Evidence(question, cards, bool(found.get("addressed", True)), float(found.get("ms", 0.0)))
+    return Evidence(question, cards, bool(found.get("addressed", True)), float(found.get("ms", 0.0)),
+                    no_figure=bool(found.get("no_figure")))
 
 
 def entries(exchanges: list, docs: list) -> list[Entry]:

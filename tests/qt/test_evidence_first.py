@@ -15,7 +15,7 @@ import pytest
 from PySide6.QtCore import QUrl
 
 from app.core.answer.citations import highlight_rects
-from app.qt.evidence_view import NOT_ADDRESSED
+from app.core.answer.evidence.wording import NOT_ADDRESSED
 from tests.qt.conftest import open_and_wait, wait_settled
 from tests.support.fake_server import fake_spec
 

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from app.core.answer.badge import Badge
-from app.core.answer.evidence.wording import NOT_ADDRESSED, NOT_BACKED
+from app.core.answer.evidence.wording import NOT_BACKED, not_addressed
 
 
 
@@ -19,7 +19,7 @@ def _evidence(answer: dict) -> tuple[str, list[dict]]:
     cards = ev.get("cards") or []
     if not cards:
         return "", []
-    return ("Evidence" if ev.get("addressed", True) else NOT_ADDRESSED), cards
+    return ("Evidence" if ev.get("addressed", True) else not_addressed(bool(ev.get("no_figure")))), cards
 
 
 def _card_line(card: dict) -> str:

@@ -45,8 +45,9 @@ _ASKS_VALUE = re.compile(r"\b(what|which) (percentage|percent|amount|rate|fee|nu
                          r"|\bhow (much|many|long|soon|often|late|early|far in advance)\b|\bwithin what\b"
                          r"|\bwhat (notice )?(period|deadline)\b|\bby when\b"
                          r"|多少|多长|多久|几[天年日次倍周]|几个(月|工作日|小时|星期|季度)|比例|税率|金额|上限", re.IGNORECASE)
-# A figure, a share in words ("三分之二", "a majority", "全体"), or a frequency ("annually", "每年").
-_HOLDS_VALUE = re.compile(r"\d|分之|[一二三四五六七八九十百千万两]+\s*(元|倍|日|天|年|个月|月|周|小时|%)"
+# A figure, a share in words ("三分之二", "a majority", "全体"), a frequency ("annually", "每年"), or a
+# published reference rate ("一年期贷款市场报价利率（LPR）": a rate the question asks for, set by reference).
+_HOLDS_VALUE = re.compile(r"\d|分之|\b(LPR|prime rate|base rate|SOFR|LIBOR)\b|报价利率|基准利率|[一二三四五六七八九十百千万两]+\s*(元|倍|日|天|年|个月|月|周|小时|%)"
                           r"|\b(one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|thirty|sixty|ninety)\b"
                           r"|\b(unanimous(ly)?|majority|annual(ly)?|yearly|monthly|quarterly|weekly|daily)\b"
                           r"|\b(each|every) (year|month|quarter|week|day)\b|全体|过半数|半数|一致同意|每年|每月|每季度|每周|每日|每天",
@@ -126,9 +127,12 @@ def _base(f: dict) -> float:
     return WORDS * f["words"] + PASSAGES * f["passages"] + MEANING * f["meaning"]
 
 
-def addressed_signal(ranked: list, question: str, cards: list, best_cos) -> tuple[float, bool]:
-    """(support 0..1, addressed): no cards, or support under THRESHOLD, is "not addressed"."""
+def addressed_signal(ranked: list, question: str, cards: list, best_cos) -> tuple[float, bool, bool]:
+    """(support 0..1, addressed, no figure): no cards, or support under THRESHOLD, is "not
+    addressed"; "no figure" when only the figure check made it so (the passages are on the
+    question's topic and set no figure or period for it: the user is told that)."""
     if not ranked or not cards:
-        return 0.0, False
-    support = combine(features(ranked, question, cards, best_cos))
-    return support, support >= THRESHOLD
+        return 0.0, False, False
+    f = features(ranked, question, cards, best_cos)
+    support = combine(f)
+    return support, support >= THRESHOLD, support < THRESHOLD <= _base(f) and f["value_missing"]

@@ -115,10 +115,12 @@ class Evidence:
     support: float = field(default=1.0, kw_only=True)
     judged: bool = field(default=False, kw_only=True)   # the reader model chose these cards (judge.py)
     rewritten: str = field(default="", kw_only=True)    # the model's wording the search also looked for (rewrite.py)
+    no_figure: bool = field(default=False, kw_only=True)  # not addressed: the cards on topic set no figure asked for
 
     def to_dict(self) -> dict:
         return {"addressed": self.addressed, "support": round(self.support, 3), "ms": round(self.ms, 1),
-                "cards": [c.to_dict(self.ms) for c in self.cards], **({"judged": True} if self.judged else {})}
+                "cards": [c.to_dict(self.ms) for c in self.cards], **({"judged": True} if self.judged else {}),
+                **({"no_figure": True} if self.no_figure else {})}
 
     @property
     def pages(self) -> list[tuple[int, int]]:
@@ -167,11 +169,11 @@ def find_evidence(library, refs: list[DocRef], question: str, started: float | N
     cards = _distinct(sorted(cards, key=lambda c: -c.score))
     keep = [c for c in cards[:most] if c.share > 0 or _close(c.meaning, best_cos)] if terms else cards[:most]
     cards = keep if len(keep) >= least else cards[:max(least, len(keep))]
-    support, addressed = addressed_signal(ranked, question, cards, best_cos)
+    support, addressed, no_figure = addressed_signal(ranked, question, cards, best_cos)
     order = {(c.doc_id, c.page): i for i, c in enumerate(cards)}
     reordered = sorted(ranked, key=lambda rh: order.get((rh[0].doc_id, rh[1].page), len(order)))
     return Evidence(question, cards, addressed, (time.perf_counter() - started) * 1000, reordered,
-                    support=support)
+                    support=support, no_figure=no_figure)
 
 
 def _definition_pages(library, refs: list[DocRef], question: str, ranked: list) -> tuple[list, dict]:
