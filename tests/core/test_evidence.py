@@ -70,21 +70,20 @@ def test_a_question_the_document_does_not_address_still_shows_the_nearest_passag
     assert ev.cards        # the nearest passages, shown anyway
 
 
-def test_passages_on_topic_that_set_no_figure_say_so_in_the_cli_and_the_exports(sample):
+def test_passages_on_topic_that_set_no_figure_say_so_in_the_exports(sample):
     """The NDA's return clause says "promptly", no number of days: the cards say the passages set
-    no figure (not that the document is off topic), and so do the command line and the exports."""
-    from app.cli.evidence_output import evidence_text
+    no figure (not that the document is off topic), and so do the exports (the command line's
+    words: tests/e2e/test_not_found_by_model.py)."""
     from app.core.answer import export_formats
     from app.core.answer.evidence import wording
     lib, refs = sample
     ev = find_evidence(lib, refs, "How many days do we have to destroy the other side's confidential information "
                                   "after they ask us to?")
     assert not ev.addressed and ev.no_figure and ev.cards
-    assert evidence_text(ev).startswith(wording.NO_FIGURE)
     assert export_formats._evidence({"evidence": ev.to_dict()})[0] == wording.NO_FIGURE
     off_topic = find_evidence(lib, refs, "What is the purchase price of the shares?")
     assert not off_topic.addressed and not off_topic.no_figure
-    assert evidence_text(off_topic).startswith(wording.NOT_ADDRESSED)
+    assert export_formats._evidence({"evidence": off_topic.to_dict()})[0] == wording.NOT_ADDRESSED
 
 
 def test_the_retrieval_prompt_starts_with_the_cards_pages(sample):

@@ -21,3 +21,22 @@ def test_the_model_s_not_stated_on_cards_on_topic_is_said_as_the_model_s():
 def test_cards_off_topic_are_said_not_to_address_it():
     text = answer_text(_answer(addressed=False))
     assert NOT_ADDRESSED_ANSWER in text and NOT_FOUND_BY_MODEL not in text
+
+
+def test_cards_on_topic_that_set_no_figure_say_so(tmp_path):
+    """The NDA's return clause says "promptly", no number of days: the command line's evidence
+    heading says the passages set no figure, not that the document is off topic."""
+    from pathlib import Path
+
+    from app.cli.evidence_output import evidence_text
+    from app.core.answer.evidence import find_evidence, wording
+    from app.core.answer.refs import DocRef
+    from app.core.library import Library
+    lib = Library(tmp_path / "library.sqlite")
+    info = lib.add(Path(__file__).resolve().parents[2] / "resources" / "samples" / "common-paper-mnda.pdf")
+    refs = [DocRef(1, info.id, "mnda.pdf")]
+    asked = "How many days do we have to destroy the other side's confidential information after they ask us to?"
+    assert evidence_text(find_evidence(lib, refs, asked)).startswith(wording.NO_FIGURE)
+    assert evidence_text(find_evidence(lib, refs, "What is the purchase price of the shares?")).startswith(
+        wording.NOT_ADDRESSED)
+    lib.close()
