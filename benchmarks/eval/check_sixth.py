@@ -8,7 +8,6 @@ Exits 1 on any problem. (check_fifth.py adapted to this set.)
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import sys
@@ -21,6 +20,8 @@ PREFIX = "sixth"
 sys.path.insert(0, str(HERE))
 # The fields, the normalisation and the page texts are the third set's checker's (as in check_fourth/fifth.py).
 from check_third import FIELDS, HAN, TYPES, corpus_dir, norm, norm_strict, page_texts  # noqa: E402
+# The bilingual licence, its languages and the halves are the fifth set's checker's.
+from check_fifth import BILINGUAL, doc_langs, finish, halves  # noqa: E402
 
 # Chinese numerals or digits, for the Chinese probes.
 N = "[\\d一二三四五六七八九十两百千]+"
@@ -237,27 +238,7 @@ BLOCKS = [
 # The earlier question sets whose question texts must not be repeated (dev lives beside the corpus).
 EARLIER = ["second-en.jsonl", "second-zh.jsonl", "third.jsonl", "fourth.jsonl", "fifth.jsonl"]
 
-BILINGUAL = {"licenses/mulan-psl-v2.pdf"}  # Chinese text pp. 1-2, English pp. 2-4
 ENGLISH_DIRS = ("contracts-en/", "licenses/")
-
-
-def doc_langs(doc: str) -> set[str]:
-    if doc in BILINGUAL:
-        return {"en", "zh"}
-    return {"zh"} if doc.startswith("contracts-zh/") else {"en"}
-
-
-def halves(rows: list[dict]) -> dict[str, str]:
-    """Tuning/checking halves as the project's earlier sets are split: within each (language, type),
-    ids ordered by SHA-1 and dealt alternately, tuning first."""
-    groups: dict[tuple[str, str], list[str]] = {}
-    for row in rows:
-        groups.setdefault((row["lang"], row["type"]), []).append(row["id"])
-    half = {}
-    for ids in groups.values():
-        for i, qid in enumerate(sorted(ids, key=lambda s: hashlib.sha1(s.encode()).hexdigest())):
-            half[qid] = "tuning" if i % 2 == 0 else "checking"
-    return half
 
 
 def earlier_questions(errors: list[str]) -> set[str]:
@@ -406,16 +387,7 @@ def main() -> int:
     print(f"unanswerable absence probes: {sum(r['type'] == 'unanswerable' for r in rows)} questions checked, "
           f"{sum(len(v) for v in ABSENT.values())} patterns, each catches its stating sentence, none found in its document")
     print(f"quotes also found under second-zh's stricter normalisation: {strict_ok} of {quotes}")
-    for note in notes:
-        print("note: " + note)
-    if errors:
-        print(f"{len(errors)} problems:")
-        for err in errors:
-            print("  " + err)
-        return 1
-    print(f"all {quotes} quotes found on their pages")
-    return 0
-
+    return finish(notes, errors, quotes)
 
 if __name__ == "__main__":
     sys.exit(main())
