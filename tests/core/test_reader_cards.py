@@ -334,15 +334,22 @@ def test_an_answer_that_asks_the_question_back_does_not_lead():
 BONTERMS = "At least 30 days before any new Subprocessor Processes any Customer Personal Data, Provider will notify Customer."
 COMMON = ("Provider will inform Customer at least 10 business days in advance and in writing of any intended changes "
           "to the Approved Subprocessors.")
+DPA_QUESTION = "Compare the advance notice of new subprocessors required by the Bonterms DPA and the Common Paper DPA."
+
+
+def _dpa_cards():
+    """dev-064's two documents' cards: Bonterms' 30 days, Common Paper's 10 business days."""
+    a, b = _Card(BONTERMS, 3, doc_id=1), _Card(COMMON, 2, doc_id=2)
+    a.doc, b.doc = "/corpus/contracts-en/bonterms-dpa-v1.0.pdf", "/corpus/contracts-en/common-paper-dpa.pdf"
+    return a, b
 
 
 def test_a_figure_given_to_the_wrong_document_does_not_lead():
     """The 1.5B on 2 cores, dev-064: "The Bonterms DPA requires … at least 10 business days, while the
     Common Paper DPA requires … at least 30 days" — both figures in the cited cards, each given to
     the other document, shown as the answer."""
-    q = "Compare the advance notice of new subprocessors required by the Bonterms DPA and the Common Paper DPA."
-    a, b = _Card(BONTERMS, 3, doc_id=1), _Card(COMMON, 2, doc_id=2)
-    a.doc, b.doc = "/corpus/contracts-en/bonterms-dpa-v1.0.pdf", "/corpus/contracts-en/common-paper-dpa.pdf"
+    q = DPA_QUESTION
+    a, b = _dpa_cards()
     swapped = ("The Bonterms DPA requires an advance notice of new subprocessors of at least 10 business days, "
                "while the Common Paper DPA requires an advance notice of new subprocessors of at least 30 days.")
     right = ("The Bonterms DPA requires notice at least 30 days before a new subprocessor processes data, while the "
@@ -359,9 +366,8 @@ def test_an_answer_saying_a_document_sets_no_figure_its_own_cards_hold_does_not_
     """The 1.5B on an H100, dev-064 with whole documents: "The Bonterms DPA requires … within 30 days,
     while the Common Paper DPA does not", its citations from both documents backing it, shown as the
     answer — the Common Paper DPA's card says 10 business days."""
-    q = "Compare the advance notice of new subprocessors required by the Bonterms DPA and the Common Paper DPA."
-    a, b = _Card(BONTERMS, 3, doc_id=1), _Card(COMMON, 2, doc_id=2)
-    a.doc, b.doc = "/corpus/contracts-en/bonterms-dpa-v1.0.pdf", "/corpus/contracts-en/common-paper-dpa.pdf"
+    q = DPA_QUESTION
+    a, b = _dpa_cards()
     other = ("The Common Paper DPA requires the Provider to maintain a list of its subprocessors and give advance "
              "notice of new subprocessors.")
     denied = ("The Bonterms DPA requires an advance notice of new subprocessors within 30 days, while the Common "
