@@ -124,9 +124,10 @@ def _partial(text: str, citations: list[Citation], question: str, evidence, cont
         return ASKED_BACK
     if _unbacked_figures(text, citations, question, context):
         return UNBACKED_FIGURE
-    if _misattributed(text, citations, evidence):
+    clauses, held = _by_document(text, citations, evidence)
+    if _misattributed(clauses, held):
         return SWAPPED_FIGURE
-    if _denies_held(text, citations, evidence):
+    if _denies_held(clauses, held):
         return DENIED_HELD
     if _ASKS_FIGURE.search(question) and not numbers(text) and not _SAYS_PERIOD.search(text):
         return NO_FIGURE
@@ -195,11 +196,10 @@ def _by_document(text: str, citations: list[Citation], evidence):
     return out, held
 
 
-def _misattributed(text: str, citations: list[Citation], evidence) -> bool:
-    """A clause naming one document states a figure that document's cards and citations do not
+def _misattributed(clauses: list, held: dict) -> bool:
+    """Of `_by_document`'s clauses: one naming one document states a figure that document's cards and citations do not
     hold and another document's do: "The Bonterms DPA requires … 10 business days, while the
     Common Paper DPA requires … 30 days", the two figures swapped."""
-    clauses, held = _by_document(text, citations, evidence)
     for clause, doc in clauses:
         others = set().union(*(h for d, h in held.items() if d != doc))
         if any(f not in held[doc] and f in others for f in numbers(clause)):
@@ -210,11 +210,10 @@ def _misattributed(text: str, citations: list[Citation], evidence) -> bool:
 _DENIES = re.compile(r"\b(?:does not|do not|doesn't|don't|has no|have no|no such|is silent)\b|没有|并未|未规定|未约定", re.I)
 
 
-def _denies_held(text: str, citations: list[Citation], evidence) -> bool:
+def _denies_held(clauses: list, held: dict) -> bool:
     """The answer gives one document a figure and says another has none ("Bonterms … within 30
     days, while the Common Paper DPA does not") while that other document's own cards hold a figure
     (its "10 business days"): the model missed what the passages it read say."""
-    clauses, held = _by_document(text, citations, evidence)
     figured = {doc for clause, doc in clauses if numbers(clause)}
     return any(_DENIES.search(clause) and not numbers(clause) and held[doc] and figured - {doc}
                for clause, doc in clauses)
