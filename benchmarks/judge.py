@@ -188,8 +188,9 @@ _YES_EN = re.compile(r"^(yes|generally yes|correct|true|it can|it may|they can|y
 _NO_EN = re.compile(r"^(no|not|never|none|neither|it cannot|it can't|it may not|they cannot|you cannot)\b"
                     r"(?!\s+(?:more|later|less|fewer|sooner|earlier|longer)\b)", re.I)
 _NO_ZH = ("不可以", "不能", "不会", "不需要", "不当然", "无效", "没有区别", "不完全", "不得", "否", "不是",
-          "不可", "不必", "不用", "不行", "不予", "不构成", "不适用", "不属于")
-_YES_ZH = ("可以", "能", "有效", "会", "需要", "是", "一般可以", "属于", "构成", "适用", "对", "有")
+          "不可", "不必", "不用", "不行", "不予", "不构成", "不适用", "不属于", "一般不", "原则上不", "通常不")
+_YES_ZH = ("可以", "能", "有效", "会", "需要", "是", "一般可以", "一般能", "原则上可以", "通常可以", "仍然有效",
+           "仍然可以", "仍可", "依然有效", "属于", "构成", "适用", "对", "有")
 _YES_NO_EN = re.compile(r"(?:^|[,;:.?]\s*)(?:is|are|can|does|do|may|must|would|will|should|has|have|am|could|"
                         r"was|were|did)\b", re.I)
 _YES_NO_ZH = re.compile(r"吗[？?]?\s*$|吗[？?]|能不能|是否|可不可以|有没有|会不会|是不是|算不算|要不要|行不行|一样吗")

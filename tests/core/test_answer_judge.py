@@ -65,6 +65,17 @@ def test_yes_or_no():
     assert not judge(q, gold, "You may sublicense the program to anyone.").right
 
 
+def test_a_chinese_yes_or_no_with_a_hedge_or_a_still():
+    """"一般不能" is a no and "仍然有效" a yes: the sixth set's gold answers open so, and a model's
+    "不能" to the first was judged wrong."""
+    q = "对方货款收了，却一直拖着不给我们开发票。我们能因为这个把合同解除吗？"
+    gold = "一般不能。开具发票属于非主要债务，请求解除合同的，法院不予支持。"
+    assert judge(q, gold, "不能").right and not judge(q, gold, "可以").right
+    q = "公司合并以后，原来签的劳动合同还有效吗？"
+    gold = "仍然有效，由承继其权利和义务的用人单位继续履行。"
+    assert judge(q, gold, "有效。").right and not judge(q, gold, "无效。").right
+
+
 def test_no_more_than_is_a_limit_not_a_no():
     q = "If a patient asks to see their records, how quickly must the vendor help?"
     assert judge(q, "No more than ten business days (Section 1.10).", "Within 10 business days.").right
