@@ -117,6 +117,8 @@ def load_vectors(lib, questions: list[dict], ids: dict[str, int]) -> None:
         print(f"\r  sentences {start + len(part)}/{len(todo)}", end="", flush=True)
         if start % (sv.BATCH * 25) == 0 or start + sv.BATCH >= len(todo):
             _save_cache(SENTENCE_CACHE, known)
+    for doc_id in sorted(set(ids.values())):      # every sentence has its vector: as embed() marks it
+        sv._mark_done(con, lock, doc_id)
     print(f"\n  vectors: {len(rows)} passages, {len(pages)} pages' sentences")
 
 

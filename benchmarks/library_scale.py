@@ -150,6 +150,7 @@ def evidence_scale(count: int, queries: int, profile: bool) -> dict:
             items = [(p, t, known[sv.key(e).hex()]) for p, t, e in sv.doc_sentences(con, lock, ref.doc_id)
                      if sv.key(e).hex() in known]
             sv._store(con, lock, ref.doc_id, items)
+            sv._mark_done(con, lock, ref.doc_id)    # as embed() does: the cards read them by meaning
             sentences += len(items)
         questions = [json.loads(line)["question"] for line in common.EVAL.read_text(encoding="utf-8").splitlines()
                      if line.strip()][:queries]

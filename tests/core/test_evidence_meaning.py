@@ -138,6 +138,24 @@ def test_the_figure_check_reads_the_card_about_the_question_and_the_ways_a_figur
 
 
 @needs_vectors
+def test_a_document_whose_sentence_vectors_are_not_all_there_is_read_by_words(corpus, lib):
+    """Until a document is marked done, its sentences are ranked by words alone and its closest
+    sentences bring no pages (its embedded pages would outrank the rest by their vectors alone)."""
+    info = lib.add(corpus / "contracts-zh" / "electronic-signature-law.pdf")
+    lib.embed([info.id])
+    refs = [qa.DocRef(1, info.id, "electronic-signature-law.pdf")]
+    question = "Who bears the loss when a forged electronic signature is relied on?"
+    assert lib.sentence_vectors_done(info.id) and any(c.meaning > 0 for c in find_evidence(lib, refs, question).cards)
+    lib._con.execute("DELETE FROM sentence_vector_docs WHERE doc_id = ?", (info.id,))     # as while embedding
+    assert not lib.sentence_vectors_done(info.id)
+    ev = find_evidence(lib, refs, question)
+    assert ev.cards and all(c.meaning == 0 for c in ev.cards)
+    from app.core.answer.evidence import across
+    by_words = {p for p, _ in across.bridged_pages(lib, lib.get(info.id), question, 9)}
+    assert {h.page for _, h in ev.ranked} <= {h.page for _, h in qa.ranked_hits(lib, refs, question)} | by_words
+
+
+@needs_vectors
 def test_a_new_way_of_splitting_sentences_embeds_only_the_new_sentences_once(corpus, lib, monkeypatch):
     """A library made before a change in how pages are split is looked over again once: the
     sentences whose text changed get vectors, the others keep theirs, and a second look finds

@@ -272,6 +272,10 @@ class Library:
         """Sentence key (sentence_vectors.key) → vector for one page; empty without them."""
         return sentence_vectors.page_vectors(self._con, self._lock, doc_id, page)
 
+    def sentence_vectors_done(self, doc_id: int) -> bool:
+        """Has every sentence of the document its vector (the document is marked done)?"""
+        return not sentence_vectors.todo_docs(self._con, self._lock, [doc_id])
+
     def sentence_pages(self, doc_id: int, question: str, k: int) -> list[tuple[int, float]]:
         """(page, cosine): the k pages of the document whose sentences are closest to the
         question (sentence_vectors.best_pages); empty without sentence vectors."""

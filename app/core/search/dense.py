@@ -158,7 +158,7 @@ class VectorCache:
     every search. One per Library (per connection)."""
 
     def __init__(self):
-        self.entry: tuple | None = None       # (version, chunk ids, doc ids, matrix)
+        self.entry: tuple | None = None       # (version, chunk ids, doc ids, matrix, complete doc ids or None)
 
 
 def _matrix(con: sqlite3.Connection, cache: VectorCache | None):
@@ -172,20 +172,29 @@ def _matrix(con: sqlite3.Connection, cache: VectorCache | None):
     docs = np.array([r[1] for r in rows], dtype=np.int64)
     matrix = (np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float16).reshape(len(rows), -1)
               .astype(np.float32) if rows else np.zeros((0, 0), dtype=np.float32))
+    held = dict(zip(*np.unique(docs, return_counts=True))) if rows else {}
+    complete = sorted(d for d, n in con.execute("SELECT doc_id, count(*) FROM chunks GROUP BY doc_id")
+                      if held.get(d, 0) >= n)
+    # None: every document that has vectors has all of them (nothing to leave out)
+    complete = None if len(complete) >= len(held) else np.array(complete, dtype=np.int64)
     if cache is not None:
-        cache.entry = (version, ids, docs, matrix)
-    return ids, docs, matrix
+        cache.entry = (version, ids, docs, matrix, complete)
+    return ids, docs, matrix, complete
 
 
 def search(con: sqlite3.Connection, question: str, doc_ids: list[int] | None,
            limit: int, cache: VectorCache | None = None) -> list[tuple[int, float]]:
-    """(chunk id, cosine similarity) best first, over chunks that have vectors."""
+    """(chunk id, cosine similarity) best first, over the chunks of documents whose every chunk
+    has a vector: while a long document's vectors are still being computed, its embedded pages
+    would outrank the rest by their vectors alone (a Chinese question's dense weight is twice
+    BM25's), so until it is done the document is searched by its words."""
     import numpy as np
-    ids, docs, matrix = _matrix(con, cache)
+    ids, docs, matrix, complete = _matrix(con, cache)
     if not len(ids):
         return []
-    if doc_ids is not None:
-        keep = np.isin(docs, np.asarray(doc_ids, dtype=np.int64))
+    if doc_ids is not None or complete is not None:
+        wanted = np.asarray(doc_ids if doc_ids is not None else complete, dtype=np.int64)
+        keep = np.isin(docs, wanted if complete is None else np.intersect1d(wanted, complete))
         if 4 * int(keep.sum()) < len(keep):        # a few documents: their rows only
             ids, matrix = ids[keep], matrix[keep]
         else:       # most of the library: every row's score, then the kept ones (copying rows cost more)

@@ -59,7 +59,7 @@ def doc_sentences(con: sqlite3.Connection, lock, doc_id: int) -> list[tuple[int,
     return out
 
 
-def _todo_docs(con: sqlite3.Connection, lock, doc_ids: list[int] | None) -> list[int]:
+def todo_docs(con: sqlite3.Connection, lock, doc_ids: list[int] | None) -> list[int]:
     sql = ("SELECT d.id FROM documents d WHERE NOT EXISTS (SELECT 1 FROM sentence_vector_docs s"
            " WHERE s.doc_id = d.id AND s.model = ?)")
     args: list = [_done_mark()]
@@ -79,7 +79,7 @@ def _missing(con: sqlite3.Connection, lock, doc_id: int) -> list[tuple[int, str,
 
 def missing_count(con: sqlite3.Connection, lock, doc_ids: list[int] | None) -> int:
     """Sentences still without a vector (documents not yet marked done)."""
-    return sum(len(_missing(con, lock, d)) for d in _todo_docs(con, lock, doc_ids))
+    return sum(len(_missing(con, lock, d)) for d in todo_docs(con, lock, doc_ids))
 
 
 def embed_missing(con: sqlite3.Connection, lock, doc_ids: list[int] | None,
@@ -87,7 +87,7 @@ def embed_missing(con: sqlite3.Connection, lock, doc_ids: list[int] | None,
                   cancelled: Callable[[], bool] | None = None) -> int:
     """Vectors for the sentences that have none; returns how many were added. Each batch is
     one scheduler turn and one short transaction (a cancelled run keeps what it did)."""
-    docs = [(d, _missing(con, lock, d)) for d in _todo_docs(con, lock, doc_ids)]
+    docs = [(d, _missing(con, lock, d)) for d in todo_docs(con, lock, doc_ids)]
     total, done = sum(len(todo) for _, todo in docs), 0
     model = dense._embedder()
     for doc_id, todo in docs:

@@ -235,7 +235,8 @@ def _across_languages(library, refs: list[DocRef], question: str, ranked: list) 
         info = library.get(ref.doc_id)
         if info.lang in (lang, "mixed"):
             continue
-        found = [p for p, _ in library.sentence_pages(ref.doc_id, question, CROSS_PAGES)] if vectors else []
+        found = [p for p, _ in library.sentence_pages(ref.doc_id, question, CROSS_PAGES)] \
+            if vectors and _meaning_ready(library, ref.doc_id) else []
         found += [p for p, _ in across.bridged_pages(library, info, question, BRIDGE_PAGES)] if words else []
         for page in found:
             if (ref.doc_id, page) not in have:
@@ -287,15 +288,24 @@ def _unnamed_zh(question: str, docs: list) -> str:
 
 def _add_meaning(library, question: str, candidates: list[_Candidate], docs: list) -> None:
     """Each candidate sentence's cosine with the question read without its documents' names
-    (`_unnamed`), where sentence vectors exist."""
+    (`_unnamed`), in documents whose sentence vectors are all there (`_meaning_ready`)."""
     if not dense.available() or not hasattr(library, "sentence_vectors"):
         return
     question = _unnamed(question, docs)
+    ready = {d: _meaning_ready(library, d) for d in {c.ref.doc_id for c in candidates}}
     for c in candidates:
-        stored = library.sentence_vectors(c.ref.doc_id, c.hit.page) if c.sentences else {}
+        stored = library.sentence_vectors(c.ref.doc_id, c.hit.page) if c.sentences and ready[c.ref.doc_id] else {}
         if stored:
             c.cos = sentence_vectors.similarity(
                 question, [stored.get(sentence_vectors.key(s.text)) for s in c.sentences])
+
+
+def _meaning_ready(library, doc_id: int) -> bool:
+    """Sentences are ranked by meaning only in a document whose every sentence has its vector:
+    while a long law's vectors are being computed, its embedded pages would outrank the rest by
+    their vectors alone."""
+    done = getattr(library, "sentence_vectors_done", None)
+    return done is None or done(doc_id)
 
 
 def _meaning(cos, best_cos) -> float:
