@@ -1,7 +1,7 @@
 """Does a cited sentence back the answer? The citation check (app/core/answer/support.py) over
 every question set, per half, in the question's language and across languages.
 
-    .venv/bin/python benchmarks/support.py [--json PATH]
+    .venv/bin/python benchmarks/support.py [--json PATH] [--bridge-off-too]
 
 For each answerable question with a gold answer, each gold sentence (card-sized: the whole
 sentences of its page that hold the gold quote) is checked against
@@ -116,8 +116,17 @@ def table(rows: list[dict]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", type=Path, help="write the rows here")
+    ap.add_argument("--bridge-off-too", action="store_true",
+                    help="first the table without the dictionary across languages (support.BRIDGE off)")
     args = ap.parse_args()
     questions, halves = evidence.question_sets()
+    if args.bridge_off_too:
+        from app.core.answer import support as checked
+        checked.BRIDGE = False
+        print("without the dictionary across languages:")
+        print(table(rows_of(questions, halves, common.CORPUS)))
+        checked.BRIDGE = True
+        print("with it (the app's setting):")
     rows = rows_of(questions, halves, common.CORPUS)
     print(table(rows))
     if args.json:
