@@ -122,7 +122,7 @@ abg)  # benchmarks/answers.py on llama.cpp CUDA, detached: the checking half (AN
 await)
   for i in $(seq ${WAIT_S:-550}); do [ -f /tmp/ans.done ] && break; sleep 1; done
   tail -n 2 /tmp/ans.out /tmp/ans_off.out 2>/dev/null; cp /tmp/ans*.out $OUT/ 2>/dev/null
-  cp /tmp/src/docs/bench-json/answers-*h100*.json $OUT/ 2>/dev/null
+  cp /tmp/src/docs/bench-json/${ANS_NAME:-answers-*h100*}.json $OUT/ 2>/dev/null
   cp -r /tmp/src/out/bench/failed-asks $OUT/ 2>/dev/null   # a failed ask's worker logs (answers.py)
   [ -f /tmp/ans.done ] || { echo "answers still running"; exit 7; } ;;
 ewait)
