@@ -86,10 +86,15 @@ def test_how_often_answered_without_a_frequency_does_not_lead():
 
 
 def test_a_bare_shi_is_a_yes_the_card_backs():
-    """"是" alone (no full stop) to "可以…随时解除合同吗": the 1.5B model's whole answer."""
+    """"是" alone (no full stop) to "可以…随时解除合同吗": the 1.5B model's whole answer. A bare yes
+    is backed only by a quote holding enough of the question that a bare no would be contradicted:
+    below that the check backs "是" and "不" alike (benchmarks/support.py), and the 1.5B's bare
+    answers it backed so were wrong 4 times of 5."""
     q = "委托合同的当事人可以不附理由地随时解除合同吗？"
-    assert supports(MANDATE, "是", q) == "supports"
-    assert supports(MANDATE, "是。", q) == "supports"
+    whole = "委托合同的当事人可以随时解除委托合同。"
+    assert supports(whole, "是", q) == "supports" and supports(whole, "是。", q) == "supports"
+    assert supports(whole, "不", q) == "contradicts"
+    assert supports(MANDATE, "是", q) == supports(MANDATE, "不", q) == "unclear"      # 3 of its 7 words
     assert supports("第九百三十三条委托人或者受托人可以随时解除委托合同。", "是非", q) != "supports"   # not a yes
 
 

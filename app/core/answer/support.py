@@ -278,5 +278,7 @@ def supports(quote: str, answer: str, question: str) -> str:
             # and be about the question ("Provider may use all Feedback freely").
             named = overlap == 1.0 and (about is None or about >= FIGURE_ABOUT_TERMS)
             return "supports" if named and held and on_question >= QUESTION_SHARE else "unclear"
-        return "supports" if polarity and held and on_question >= QUESTION_SHARE else "unclear"
+        # A bare yes/no is backed only where its opposite would be contradicted (POLARITY_SHARE): below
+        # it the check backs "Yes" and "No" alike (benchmarks/support.py's "bare opposite" column).
+        return "supports" if polarity and held and on_question >= max(QUESTION_SHARE, POLARITY_SHARE) else "unclear"
     return "supports" if overlap >= (ACROSS_ANSWER_SHARE if bridged else ANSWER_SHARE) else "unclear"
