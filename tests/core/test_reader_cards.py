@@ -188,6 +188,20 @@ def _cited(quote, answer, question):
     return qa.with_support([qa.Citation(1, "psa.pdf", 3, quote, True)], answer, question)
 
 
+def test_the_cards_not_addressed_outweighs_a_backed_answer():
+    """The cards say the documents do not address the question (the card about it holds no figure),
+    and the model answers with the figure of the clause beside it, which the check backs: not the
+    answer. Of the 1.5B's answers shown so (every recorded run), 6 of 7 were wrong."""
+    q = "How many days does the customer have to review a deliverable?"
+    answer = "Customer has 15 days to review and test each Deliverable."
+    backed = _cited(REVIEW, answer, q)
+    assert backed[0].support == "supports"
+    judged = verdict.judge(answer, backed, q, _Evidence([_Card(REVIEW)], addressed=False), False)
+    assert judged.status == verdict.NOT_ADDRESSED and verdict.BACKED_NOT_ADDRESSED in judged.warnings
+    assert judged.text == answer and judged.citations == backed          # kept, shown under the notice
+    assert verdict.judge(answer, backed, q, _Evidence([_Card(REVIEW)]), False).status == verdict.ANSWER
+
+
 def test_a_quote_sharing_only_a_number_backs_nothing_and_the_right_card_rescues():
     q = "May the customer terminate a statement of work for convenience, and on how much notice?"
     wrong = "The customer must give the supplier 15 days' notice."

@@ -6,9 +6,9 @@ passages.
 - Citations name card ids; each becomes the card's quote, checked against its page like any.
 - A right answer that cited the wrong card is rescued by the shown card that does carry its
   facts: that card is put first, marked as such, and backs the answer.
-- The model saying the documents do not state it, or the evidence's own "not addressed" with
-  nothing backing the model's text, or an unbacked answer whose figures are in none of the
-  passages the model read, is said as "not addressed".
+- The model saying the documents do not state it, or the evidence's own "not addressed" (whatever
+  backs the model's text), or an unbacked answer whose figures are in none of the passages the
+  model read, is said as "not addressed".
 - The model repeating its instructions (a small model's echo of the system prompt) is never an
   answer: its text is dropped and the user told why.
 """
@@ -70,6 +70,10 @@ def judge(text: str, citations: list[Citation], question: str, evidence, said_no
         return Verdict(text, citations, ANSWER if _backed(citations) else NOT_BACKED, warnings)
     if text and not said_not_stated and not _backed(citations):
         citations = _rescued(text, citations, question, evidence, context)
+    if text and not said_not_stated and _backed(citations) and not evidence.addressed and evidence.cards:
+        # The cards' "not addressed" outweighs a lexically backed answer: of the 1.5B's answers shown so over the
+        # cards' verdict (every recorded run), 6 of 7 were wrong — a trap figure of the clause beside the one asked.
+        return Verdict(text, citations, NOT_ADDRESSED, warnings + [BACKED_NOT_ADDRESSED])
     if text and not said_not_stated and _backed(citations):
         partial = _partial(text, citations, question, evidence, context)
         if partial:
@@ -89,6 +93,8 @@ _COMPARES = re.compile(r"\b(?:compare[sd]?|comparison|compared|versus|vs\.?|each
 # claim about that document too, which a card of one document cannot back.
 _DENIES_OTHER = re.compile(r"\b(?:while|whereas|but|unlike)\b[^.;]*\b(?:does not|do not|doesn't|don't|has no|"
                            r"have no|is not|no such)\b|(?:而|但是?)[^。；]*(?:没有|并未|未规定|未约定)", re.I)
+BACKED_NOT_ADDRESSED = ("A passage holds the words of the model's answer, but the passages do not appear to address "
+                        "the question: it is not shown as the answer.")
 ONE_SIDE = "The question compares several documents, but only one of them backs the answer: it is not shown as the answer."
 ASKED_BACK = "The model repeated part of the question instead of answering it: the answer is not shown as the answer."
 
