@@ -19,7 +19,7 @@ HERE = Path(__file__).resolve().parent
 SET = HERE / "fifth.jsonl"
 sys.path.insert(0, str(HERE))
 # The fields, the normalisation and the page texts are the third set's checker's (as in check_fourth.py).
-from check_third import FIELDS, HAN, TYPES, corpus_dir, norm, norm_strict, page_texts  # noqa: E402
+from check_third import FIELDS, HAN, TYPES, corpus_dir, finish, norm, norm_strict, page_texts  # noqa: E402
 
 # Chinese numerals or digits, for the Chinese probes.
 N = "[\\d一二三四五六七八九十两百千]+"
@@ -158,19 +158,6 @@ def earlier_questions() -> set[str]:
                 if isinstance(row.get("question"), str):
                     seen.add(norm(row["question"]).lower())
     return seen
-
-
-def finish(notes: list[str], errors: list[str], quotes: int) -> int:
-    """The notes, then the problems (exit 1) or that every quote was found (exit 0)."""
-    for note in notes:
-        print("note: " + note)
-    if errors:
-        print(f"{len(errors)} problems:")
-        for err in errors:
-            print("  " + err)
-        return 1
-    print(f"all {quotes} quotes found on their pages")
-    return 0
 
 
 def main() -> int:

@@ -18,7 +18,7 @@ HERE = Path(__file__).resolve().parent
 SET = HERE / "fourth.jsonl"
 sys.path.insert(0, str(HERE))
 # The fields, the normalisation and the page texts are the third set's checker's.
-from check_third import FIELDS, HAN, TYPES, corpus_dir, norm, norm_strict, page_texts  # noqa: E402
+from check_third import FIELDS, HAN, TYPES, corpus_dir, finish, norm, norm_strict, page_texts  # noqa: E402
 
 # For each unanswerable question (keyed by id): patterns that would state the missing figure, body or
 # choice. Each must have no match anywhere in the document (normalised whole text); the comment says
@@ -193,15 +193,7 @@ def main() -> int:
     print(f"unanswerable absence probes: {sum(r['type'] == 'unanswerable' for r in rows)} questions checked, "
           f"{sum(len(v) for v in ABSENT.values())} patterns, none found")
     print(f"quotes also found under second-zh's stricter normalisation: {strict_ok} of {quotes}")
-    for note in notes:
-        print("note: " + note)
-    if errors:
-        print(f"{len(errors)} problems:")
-        for err in errors:
-            print("  " + err)
-        return 1
-    print(f"all {quotes} quotes found")
-    return 0
+    return finish(notes, errors, quotes)
 
 
 if __name__ == "__main__":

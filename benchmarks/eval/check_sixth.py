@@ -19,9 +19,9 @@ SET = HERE / "sixth.jsonl"
 PREFIX = "sixth"
 sys.path.insert(0, str(HERE))
 # The fields, the normalisation and the page texts are the third set's checker's (as in check_fourth/fifth.py).
-from check_third import FIELDS, HAN, TYPES, corpus_dir, norm, norm_strict, page_texts  # noqa: E402
+from check_third import FIELDS, HAN, TYPES, corpus_dir, finish, norm, norm_strict, page_texts  # noqa: E402
 # The bilingual licence, its languages and the halves are the fifth set's checker's.
-from check_fifth import BILINGUAL, doc_langs, finish, halves  # noqa: E402
+from check_fifth import BILINGUAL, doc_langs, halves  # noqa: E402
 
 # Chinese numerals or digits, for the Chinese probes.
 N = "[\\d一二三四五六七八九十两百千]+"

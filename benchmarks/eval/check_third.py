@@ -127,6 +127,19 @@ def halves(rows: list[dict]) -> dict[str, str]:
     return half
 
 
+def finish(notes: list[str], errors: list[str], quotes: int) -> int:
+    """The notes, then the problems (exit 1) or that every quote was found (exit 0)."""
+    for note in notes:
+        print("note: " + note)
+    if errors:
+        print(f"{len(errors)} problems:")
+        for err in errors:
+            print("  " + err)
+        return 1
+    print(f"all {quotes} quotes found on their pages")
+    return 0
+
+
 def main() -> int:
     rows = [json.loads(line) for line in SET.read_text(encoding="utf-8").splitlines() if line.strip()]
     errors: list[str] = []
@@ -193,13 +206,7 @@ def main() -> int:
     )
     print(f"unanswerable absence probes: {sum(r['type'] == 'unanswerable' for r in rows)} questions checked")
     print(f"quotes also found under second-zh's stricter normalisation: {strict_ok} of {quotes}")
-    if errors:
-        print(f"{len(errors)} problems:")
-        for err in errors:
-            print("  " + err)
-        return 1
-    print(f"all {quotes} quotes found")
-    return 0
+    return finish([], errors, quotes)
 
 
 if __name__ == "__main__":
