@@ -75,8 +75,8 @@ EXACT: dict[str, str] = {
     "THE MODEL'S NOTES (BEING WRITTEN, THEN CHECKED)": "模型的笔记（正在撰写，随后核对）",
     "The model's summary is not backed by these passages:": "模型的总结没有得到这些段落的支持：",
     "The document does not appear to address this question; the nearest passages:": "文档似乎没有涉及这个问题；最接近的段落：",
-    "The passages on this set no figure or period for what is asked; the nearest passages:":
-        "相关条文没有规定所问的具体数字或期限；最接近的段落：",
+    "The passages on this set no figure, period or place for what is asked; the nearest passages:":
+        "相关条文没有规定所问的具体数字、期限或地点；最接近的段落：",
     "The quote shares the answer's figures and words.": "引文与回答的数字和措辞一致。",
     "The quote may be on topic, but its words do not show the answer's claim: read the page.": "引文可能相关，但其文字并不能证明回答的说法：请阅读该页。",
     "The quote's figures or its negation differ from the answer's: read the page.": "引文的数字或否定与回答不同：请阅读该页。",

@@ -4,9 +4,9 @@
   passages the search's evidence check (share of the question's terms in its best passages),
   meaning  the best sentence's cosine with the question (sentence vectors), which alone
            counts when question and document are in different languages (no shared words),
-and one check of the question's shape: a question asking for a figure ("what percentage",
-"how many days", "多少") whose best cards hold no figure at all, or none of the kind it asks
-for (a percentage, a sum of money, a data size), loses VALUE_MISSING of its score.
+and one check of the question's shape: a question asking for a value ("what percentage",
+"how many days", "which state's law", "多少") whose card about it holds none, or none of the kind
+it asks for (figures.py), loses VALUE_MISSING of its score.
 The answer may add the reader model's own "not stated" on top; this is the evidence's part."""
 from __future__ import annotations
 
@@ -15,10 +15,12 @@ import re
 from app.core import textnorm
 from app.core.search import evidence as search_evidence
 
+from .figures import value_missing
+
 # Weights and threshold chosen on the tuning halves (benchmarks/evidence.py --signal: most
 # unanswerable caught while refusing at most 2 % of the answerable, widest margin): tuning 3/6
 # caught, 0/66 refused; checking 0/5 caught, 0/57 refused; third set 6/16 caught, 3/66 refused
-# (the figure-kind check, _KINDS, brought tuning 1/6 → 3/6, third 1/16 → 6/16; the same weights
+# (the figure-kind check, figures._KINDS, brought tuning 1/6 → 3/6, third 1/16 → 6/16; the same weights
 # and threshold stayed best). The evidence alone does not tell these
 # near misses (a figure the agreement never sets, on the page about that very topic) from
 # answerable paraphrases: their best sentences are as close in meaning (cosine 0.83-0.95) and hold
@@ -39,48 +41,6 @@ WORDS_ALONE = 0.1      # without sentence vectors: the best card's share needed 
 # (benchmarks/evidence.py --set addressed.TOP_CARDS=N, docs/benchmarks.md "Not addressed, tenth pass"):
 # 3 cards caught 6/21 unanswerable, refused 1/92 answerable; 1 card 15/21, 1/92.
 TOP_CARDS = 1
-# A question asking for a figure or a period. Not a bare 期限 ("固定期限劳动合同" names a contract)
-# nor 几个 alone ("我们几个人开的合伙企业" asks nothing of a number).
-_ASKS_VALUE = re.compile(r"\b(what|which) (percentage|percent|amount|rate|fee|number|minimum|maximum|cap|limit)\b"
-                         r"|\bhow (much|many|long|soon|often|late|early|far in advance)\b|\bwithin what\b"
-                         r"|\bwhat (notice )?(period|deadline)\b|\bby when\b"
-                         r"|多少|多长|多久|几[天年日次倍周]|几个(月|工作日|小时|星期|季度)|比例|税率|金额|上限", re.IGNORECASE)
-# A figure, a share in words ("三分之二", "a majority", "全体"), a frequency ("annually", "每年"), or a
-# published reference rate ("一年期贷款市场报价利率（LPR）": a rate the question asks for, set by reference).
-_HOLDS_VALUE = re.compile(r"\d|分之|\b(LPR|prime rate|base rate|SOFR|LIBOR)\b|报价利率|基准利率|[一二三四五六七八九十百千万两]+\s*(元|倍|日|天|年|个月|月|周|小时|%)"
-                          r"|\b(one|two|three|four|five|six|seven|eight|nine|ten|twelve|fifteen|thirty|sixty|ninety)\b"
-                          r"|\b(unanimous(ly)?|majority|annual(ly)?|yearly|monthly|quarterly|weekly|daily)\b"
-                          r"|\b(each|every) (year|month|quarter|week|day)\b|全体|过半数|半数|一致同意|每年|每月|每季度|每周|每日|每天",
-                          re.IGNORECASE)
-
-
-# A question asking for a figure of one kind (a percentage or rate, a sum of money, a data
-# size) whose best cards hold no figure of that kind: the near miss of a clause on the topic
-# that sets no such figure ("what interest rate …" on "the rate must not break the rules").
-_KINDS = {
-    "percent": (re.compile(r"\b(what|which) (percentage|percent|rate)\b|\bpercentage\b|\b(interest|tax|annual) rate\b"
-                           r"|百分之多少|比例是多少|税率|利率|费率", re.IGNORECASE),
-                re.compile(r"%|\bper ?cent\b|百分之|[一二三四五六七八九十百千]分之|\d+(\.\d+)?\s*倍|\btimes\b"
-                           r"|\b(LPR|prime rate|base rate|SOFR|LIBOR)\b|报价利率|基准利率",
-                           re.IGNORECASE)),
-    "money": (re.compile(r"\b(dollar figure|dollar amount|how many dollars|monetary|hourly|daily rate|what (is the )?price"
-                         r"|how much (money|does it cost))\b|多少钱|多少元|金额是多少|注册资本|收费标准|多少经济补偿",
-                         re.IGNORECASE),
-              re.compile(r"[$€£¥]|\b(usd|eur|gbp|dollars?|euros?)\b|元|%|百分之|(month|months)['’]?\s*(of\s+)?"
-                         r"(fees|salary|wages|pay)|个月(的)?(工资|报酬)|\bfees (paid|payable)\b", re.IGNORECASE)),
-    "size": (re.compile(r"\b(megabytes?|gigabytes?|kilobytes?|mb|gb|kb)\b", re.IGNORECASE),
-             re.compile(r"\d\s*(mb|gb|kb|megabytes?|gigabytes?|kilobytes?|bytes)\b", re.IGNORECASE)),
-}
-
-
-def value_missing(question: str, quotes: list[str]) -> bool:
-    """The question asks for a figure (of a kind) that none of `quotes` holds."""
-    asks = bool(_ASKS_VALUE.search(question))
-    if asks and not any(_HOLDS_VALUE.search(q) for q in quotes):
-        return True
-    return any(ask.search(question) and not any(hold.search(q) for q in quotes) for ask, hold in _KINDS.values())
-
-
 def meaning_score(best_cos, cross: bool = False) -> float:
     if best_cos is None:
         return 0.0
@@ -106,8 +66,23 @@ def _unshaped(cards: list) -> list:
 
 
 def _about(cards: list) -> list[str]:
-    """The quotes of the best TOP_CARDS cards, ranked without their figure bonus."""
-    return [c.quote for c in _unshaped(cards)[:TOP_CARDS]]
+    """The quotes of the best TOP_CARDS cards, ranked without their figure bonus, each with the
+    cards of its page that carry on its sentence (a list's next item: "… control means (i) …, or"
+    then "(ii) ownership of fifty percent (50%) or more …")."""
+    best = _unshaped(cards)[:TOP_CARDS]
+    return [c.quote for c in best] + [c.quote for b in best if _open(b.quote) for c in cards
+                                      if c not in best and (c.doc_id, c.page) == (b.doc_id, b.page)
+                                      and _CARRIES_ON.match(c.quote)]
+
+
+# A sentence cut before its end (a list's item, a clause before its colon), and a card that
+# carries one on: a list item's mark or a lower-case start.
+_ENDED = re.compile(r"[.。;；!！?？)）\]”\"']\s*$")
+_CARRIES_ON = re.compile(r"\s*(\(([ivx]+|[a-z]|\d+)\)|（[一二三四五六七八九十]+）|[a-z])")
+
+
+def _open(quote: str) -> bool:
+    return not _ENDED.search(quote)
 
 
 def _plain(card) -> float:
@@ -130,7 +105,7 @@ def _base(f: dict) -> float:
 def addressed_signal(ranked: list, question: str, cards: list, best_cos) -> tuple[float, bool, bool]:
     """(support 0..1, addressed, no figure): no cards, or support under THRESHOLD, is "not
     addressed"; "no figure" when only the figure check made it so (the passages are on the
-    question's topic and set no figure or period for it: the user is told that)."""
+    question's topic and set no figure, period or place for it: the user is told that)."""
     if not ranked or not cards:
         return 0.0, False, False
     f = features(ranked, question, cards, best_cos)

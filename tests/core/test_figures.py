@@ -1,0 +1,60 @@
+"""What a question asks for when it asks for a value, and whether the card about it holds one
+(app/core/answer/evidence/figures.py): the near misses of the sets written apart, in small."""
+from app.core.answer.evidence import addressed, figures
+from app.core.answer.evidence.cards import EvidenceCard
+
+
+def test_references_versions_years_and_the_questions_own_figures_are_not_an_answer():
+    # the service-level figure the question names is not the credit it asks for
+    assert figures.value_missing("What percentage of the fee is credited when the 99.9% target is missed?",
+                                 ["Provider will make the Cloud Service available 99.9% of the time in each month."])
+    assert not figures.value_missing("What percentage of the fee is credited when the 99.9% target is missed?",
+                                     ["Customer receives a credit of 10% of the monthly fee."])
+    for quote in ("2.35. “SOW” means an order or other statement of work for Services.",
+                  "Provider will report within the Breach Notification Period as required by §164.410 of HIPAA.",
+                  "Apache License Version 2.0, January 2004",
+                  "You can obtain one at http://mozilla.org/MPL/2.0/.",
+                  "Unless the parties agree otherwise under Section 14.2, the Agreement renews."):
+        assert figures.value_missing("How many days' notice is needed before the renewal?", [quote]), quote
+    assert not figures.value_missing("How many days' notice is needed?", ["Either party gives 30 days' notice."])
+
+
+def test_one_party_is_not_a_figure_but_one_month_is():
+    renews = "The Agreement renews unless one party gives notice of non-renewal before the Non-Renewal Notice Date."
+    assert figures.value_missing("How many days before the end must we send a non-renewal notice?", [renews])
+    assert not figures.value_missing("How many days do we have to pay?", ["Payment is due within one month of invoice."])
+    assert not figures.value_missing("How many days do we have to pay?", ["Payment is due within thirty (30) days."])
+
+
+def test_a_counted_period_needs_a_number_of_days_months_or_years():
+    # a figure of another kind (a share, a sum) does not tell how many years
+    assert figures.value_missing("How many years does the agreement run?", ["Fees rise by 5% at each renewal."])
+    assert not figures.value_missing("How many years does the agreement run?", ["The term is two years."])
+    assert figures.value_missing("证书的有效期最长可以是几年？", ["认证证书应当载明有效期。"])
+    assert not figures.value_missing("证书的有效期最长可以是几年？", ["信息保存期限至少为证书失效后五年。"])
+    # a loose "how long" is answered by any figure, as before
+    assert not figures.value_missing("How long does the licence last?", ["The licence lasts for the Term of 3 years."])
+
+
+def test_a_place_asked_needs_a_place_or_a_rule_naming_one():
+    asked = "Which state's law governs the contract?"
+    assert figures.value_missing(asked, ["The Governing Law governs this Agreement, without reference to conflict of law rules."])
+    assert not figures.value_missing(asked, ["This Agreement is governed by the laws of the State of Delaware."])
+    assert not figures.value_missing("In which courts must a claim be brought?",
+                                     ["Any litigation may be brought only in the courts of a jurisdiction where the "
+                                      "defendant maintains its principal place of business."])
+    assert figures.value_missing("这份协议适用哪个州的法律？", ["The Governing Law governs this Agreement."])
+    assert not figures.value_missing("个人信息应当存储在哪个国家？", ["应当将在中华人民共和国境内收集的个人信息存储在境内。"])
+
+
+def test_a_list_item_that_carries_on_the_card_about_the_question_is_read_with_it():
+    def card(quote, score):
+        return EvidenceCard(1, "apache.pdf", 1, 6, quote, "", score, 0.5)
+    head = card('"control" means (i) the power to cause the direction of such entity, whether by contract or', 2.5)
+    item = card("(ii) ownership of fifty percent (50%) or more of the outstanding shares.", 2.0)
+    other = card("Each Contributor grants a patent license.", 1.0)
+    about = addressed._about([head, item, other])
+    assert about == [head.quote, item.quote]
+    assert not figures.value_missing("What share of the stock makes a company part of the same entity?", about)
+    ended = card("A Legal Entity means the union of the acting entity and all other entities.", 2.5)
+    assert addressed._about([ended, item]) == [ended.quote]
