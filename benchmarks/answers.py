@@ -50,11 +50,12 @@ SETS = {"dev": common.EVAL, "second-en": common.ROOT / "benchmarks" / "eval" / "
 THIRD = common.ROOT / "benchmarks" / "eval" / "third.jsonl"    # never tuned on: a half of its own
 FOURTH = common.ROOT / "benchmarks" / "eval" / "fourth.jsonl"  # the same
 FIFTH = common.ROOT / "benchmarks" / "eval" / "fifth.jsonl"    # the same
+SEVENTH = common.ROOT / "benchmarks" / "eval" / "seventh.jsonl"  # the same
 SIXTH = common.ROOT / "benchmarks" / "eval" / "sixth.jsonl"    # tuning and checking halves of its own (--ids)
 MODELS = {"135m": "smollm2-135m-q4_1", "0.5b": "qwen-coder-0.5b", "1.5b": "qwen-coder-1.5b"}
 AGREEMENT = common.ROOT / "benchmarks" / "eval" / "judge-agreement.jsonl"
 JSON_DIR = common.ROOT / "docs" / "bench-json"
-HALF = {"checking": "check", "tuning": "tune", "third": "third", "fourth": "fourth", "fifth": "fifth"}
+HALF = {"checking": "check", "tuning": "tune", "third": "third", "fourth": "fourth", "fifth": "fifth", "seventh": "seventh"}
 ASK_TIMEOUT_S = 420          # one question on a busy 2-core machine with the 1.5B, engine start included
 ANSWERABLE = ("right+headline", "right+demoted", "wrong+headline", "wrong+demoted", "refused", "failed")
 UNANSWERABLE = ("handled", "headlined", "demoted only", "failed")
@@ -70,8 +71,8 @@ def load_questions() -> list[dict]:
     halves = retrieval.split(out)
     for q in out:
         q["half"] = halves[q["id"]]
-    for name, path in (("third", THIRD), ("fourth", FOURTH), ("fifth", FIFTH), ("sixth", SIXTH)):
-        for line in path.read_text(encoding="utf-8").splitlines():
+    for name, path in (("third", THIRD), ("fourth", FOURTH), ("fifth", FIFTH), ("sixth", SIXTH), ("seventh", SEVENTH)):
+        for line in (path.read_text(encoding="utf-8").splitlines() if path.exists() else []):
             if line.strip():
                 out.append({**json.loads(line), "set": name, "half": name})
     return out
@@ -479,7 +480,7 @@ def rejudge(path: Path) -> dict:
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", action="append", choices=sorted(MODELS), help="repeatable (default 1.5b)")
-    ap.add_argument("--half", choices=("checking", "tuning", "third", "fourth", "fifth", "all"), default="checking")
+    ap.add_argument("--half", choices=("checking", "tuning", "third", "fourth", "fifth", "seventh", "all"), default="checking")
     ap.add_argument("--limit", type=int, default=None, help="a stratified subset of N questions")
     ap.add_argument("--followups", action="store_true", help="also ask them as follow-ups (one conversation per document)")
     ap.add_argument("--only-followups", action="store_true", help="follow-ups only (not each in its own ask)")

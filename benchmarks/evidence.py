@@ -167,7 +167,10 @@ FIFTH = common.ROOT / "benchmarks" / "eval" / "fifth.jsonl"    # the same, writt
 # Written after the ninth pass as tuning material for paraphrases and "not addressed" (README-sixth.md): split
 # like the first sets into a tuning half ("tune6") and a checking half ("check6")
 SIXTH = common.ROOT / "benchmarks" / "eval" / "sixth.jsonl"
-HALVES = ("tune", "tune6", "check", "check6", "third", "fourth", "fifth")
+# Written after the eleventh pass, never tuned on (README-seventh.md): values asked for — figures, periods,
+# places — answered and near misses, to confirm the figure check (figures.py) chosen on the tuning halves
+SEVENTH = common.ROOT / "benchmarks" / "eval" / "seventh.jsonl"
+HALVES = ("tune", "tune6", "check", "check6", "third", "fourth", "fifth", "seventh")
 TUNING = ("tune", "tune6")      # the halves constants are chosen on
 
 
@@ -175,7 +178,8 @@ def _read_set(path: Path, name: str) -> list[dict]:
     return [{**json.loads(line), "set": name} for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def question_sets(extra_sets=(("third", THIRD), ("fourth", FOURTH), ("fifth", FIFTH))) -> tuple[list[dict], dict]:
+def question_sets(extra_sets=(("third", THIRD), ("fourth", FOURTH), ("fifth", FIFTH), ("seventh", SEVENTH))
+                  ) -> tuple[list[dict], dict]:
     """Every question, and its half: the first sets split into tune/check, the sets written apart
     as halves of their own, the sixth split into tune6/check6."""
     questions = load_questions()
@@ -255,6 +259,13 @@ def table(rows: list[dict], halves: dict[str, str]) -> str:
             first, at3, at5, sent = (_share(ans, k) if ans else "  - " for k in ("first", "at3", "at5", "sentence"))
             out.append(f"{half:6s} {name:14s} {len(rs):3d} {first:>6s} {at3:>7s} {at5:>7s} {sent:>8s} "
                        f"{refused:>8s} {caught:>8s}")
+    for name, keep in (("tuning halves", lambda h: h in TUNING), ("confirming", lambda h: h not in TUNING)):
+        rs = [r for r in rows if keep(halves[r["id"]])]
+        un, ans = [r for r in rs if not r["answerable"]], [r for r in rs if r["answerable"]]
+        if un and ans:
+            caught, refused = sum(not r["addressed"] for r in un), sum(not r["addressed"] for r in ans)
+            out.append(f"{name}: unanswerable caught {caught}/{len(un)} ({caught / len(un):.2f}), "
+                       f"answerable refused {refused}/{len(ans)} ({refused / len(ans):.1%})")
     return "\n".join(out)
 
 
@@ -519,6 +530,8 @@ def main(argv=None) -> None:
                     help="the fifth question set (reported as its own half, never tuned on)")
     ap.add_argument("--rewrite", choices=("135m", "0.5b", "1.5b"),
                     help="also the cards found again with this model's wording of each question (rewrite_question = on)")
+    ap.add_argument("--seventh", type=Path, default=SEVENTH,
+                    help="the seventh question set (reported as its own half, never tuned on)")
     ap.add_argument("--only", action="append", choices=HALVES,
                     help="only these question sets (repeatable)")
     ap.add_argument("--replay", type=Path, metavar="JSON",
@@ -533,7 +546,7 @@ def main(argv=None) -> None:
     if args.index_time:
         common.write_json("evidence-index-time", index_time())
         return
-    extra_sets = (("third", args.third), ("fourth", args.fourth), ("fifth", args.fifth))
+    extra_sets = (("third", args.third), ("fourth", args.fourth), ("fifth", args.fifth), ("seventh", args.seventh))
     questions, halves = question_sets(extra_sets)
     if args.only:
         questions = [q for q in questions if halves[q["id"]] in args.only]
