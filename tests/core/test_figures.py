@@ -17,6 +17,10 @@ def test_references_versions_years_and_the_questions_own_figures_are_not_an_answ
                   "Unless the parties agree otherwise under Section 14.2, the Agreement renews."):
         assert figures.value_missing("How many days' notice is needed before the renewal?", [quote]), quote
     assert not figures.value_missing("How many days' notice is needed?", ["Either party gives 30 days' notice."])
+    # in Chinese numerals too: the twenty years the question names are not the extension it asks for
+    asked = "债权已经超过二十年了，法院最多可以把期限延长几年？"
+    assert figures.value_missing(asked, ["自权利受到损害之日起超过二十年的，人民法院不予保护，人民法院可以决定延长。"])
+    assert not figures.value_missing(asked, ["超过二十年的，人民法院可以决定延长五年。"])
 
 
 def test_one_party_is_not_a_figure_but_one_month_is():

@@ -23,6 +23,7 @@ _NOT_FIGURE = re.compile(
     r"|December)\b|(19|20)\d\d年(\d{1,2}月(\d{1,2}日)?)?|第[\d.]+条",
     re.IGNORECASE)
 _DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
+_NUMERALS_ZH = re.compile(rf"[{_NUM_ZH}]{{2,}}|[{_NUM_ZH}](?=个|[日天月年周倍元%])")
 
 # A figure of any kind: a number (not "one party"), a share in words, a frequency, a reference rate.
 _ANY = re.compile(
@@ -85,6 +86,8 @@ def held(quote: str, question: str) -> str:
     for figure in set(_DIGITS.findall(question)):
         text = re.sub(rf"(?<![\d.]){re.escape(figure)}(?![\d]|\.\d)\s*(%|per ?cent\b|[a-z]+|[日天月年元倍])?", " ", text,
                       flags=re.IGNORECASE)
+    for figure in set(_NUMERALS_ZH.findall(question)):
+        text = re.sub(rf"(?<![{_NUM_ZH}]){figure}(?![{_NUM_ZH}])\s*(个)?[日天月年周倍元%]?", " ", text)
     return text
 
 
