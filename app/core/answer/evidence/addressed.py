@@ -34,7 +34,13 @@ COS_LOW, COS_HIGH = 0.78, 0.9      # the best sentence's cosine mapped to 0..1 b
 CROSS_LOW, CROSS_HIGH = 0.75, 0.85
 THRESHOLD = 0.15
 VALUE_MISSING = 1.0
-WORDS_ALONE = 0.1      # without sentence vectors: the best card's share needed (with the search's check)
+# Without sentence vectors (a document just opened, every `pagewise ask` on a new library: the vectors
+# come minutes later) the best card's share of the question's key terms, and the search's evidence
+# check scaled by PASSAGES_ALONE. Chosen on the tuning halves with no vectors (benchmarks/evidence.py
+# --no-dense, docs/benchmarks.md "Twelfth pass"): at 0.1 and 1.0 they refused 12/92 answerable there
+# and 49/265 on the confirming sets for 3 more caught of 129; at 0.02 and 0.25, 1/92 and 19/265.
+WORDS_ALONE = 0.02
+PASSAGES_ALONE = 0.25
 # The figure check reads the best card only (its score without the figure bonus): a near miss's
 # other cards often hold a figure of another clause on the same topic ("30 days" of a cure period
 # for a question on non-renewal notice). Chosen on the tuning halves with the sixth set's
@@ -97,7 +103,7 @@ def _base(f: dict) -> float:
     if f["cross"]:               # no shared words: the meaning alone (nothing to judge by without it)
         return f["meaning"] if f["has_vectors"] else 1.0
     if not f["has_vectors"]:     # words alone: the earlier rule, scaled so THRESHOLD marks it
-        need = search_evidence.MIN_COVERAGE.get(f["lang"], search_evidence.MIN_COVERAGE["en"])
+        need = PASSAGES_ALONE * search_evidence.MIN_COVERAGE.get(f["lang"], search_evidence.MIN_COVERAGE["en"])
         return min(1.0, THRESHOLD * min(f["passages"] / need, f["words"] / WORDS_ALONE))
     return WORDS * f["words"] + PASSAGES * f["passages"] + MEANING * f["meaning"]
 

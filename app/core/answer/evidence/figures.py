@@ -55,7 +55,8 @@ _KINDS = {
                            r"|\b(interest|tax|annual) rate\b|百分之多少|百分之几|几成|比例是多少|税率|利率|费率", re.IGNORECASE),
                 re.compile(r"%|\bper ?cent\b|百分之|[一二三四五六七八九十百千]分之|\d+(\.\d+)?\s*倍|\btimes\b|\b(twice|double|half)\b"
                            r"|\b(LPR|prime rate|base rate|SOFR|LIBOR)\b|报价利率|基准利率", re.IGNORECASE)),
-    "money": (re.compile(r"\b(dollar figure|dollar amount|how many dollars|in (us |u\.s\. )?dollars|monetary|hourly|daily rate"
+    "money": (re.compile(r"\b(what|which) (is|are) the ([a-z]+ ){0,2}(fee|price|rent|salary|wage)s?\b"
+                         r"|\b(dollar figure|dollar amount|how many dollars|in (us |u\.s\. )?dollars|monetary|hourly|daily rate"
                          r"|what (is the )?price|how much (money|does it cost))\b|多少钱|多少元|多少万|金额是多少|注册资本|收费标准"
                          r"|多少经济补偿", re.IGNORECASE),
               re.compile(r"[$€£¥]|\b(usd|eur|gbp|rmb|dollars?|euros?)\b|元|%|百分之|(month|months)['’]?\s*(of\s+)?"
