@@ -136,8 +136,7 @@ def _terms(text: str) -> list[str]:
 def _share(terms: list[str], quote: str) -> float:
     if not terms:
         return 0.0
-    idx = index_text(quote).casefold()
-    prefixes = {w[:5] for w in re.findall(r"\w+", idx)}     # "(Damages" is the word "damages"
+    prefixes = _prefixes(index_text(quote))     # "(Damages" is the word "damages"
     plain = "".join(quote.split()).casefold()   # Chinese words as written, not as bigrams
     got = sum(1 for t in terms if (phrase_word(t) in plain if not t.isascii() else t[:5] in prefixes))
     return got / len(terms)
@@ -150,13 +149,18 @@ def _share_across(terms: list[str], quote: str) -> float:
     if not terms or not bridge.available():
         return 0.0
     if cjk_count(quote) > len(quote) // 4:
-        glossed = {w[:5] for w in bridge.english_of(quote).split()}
+        glossed = _prefixes(bridge.english_of(quote))
         got = sum(1 for t in terms if t.isascii() and t[:5] in glossed)
     else:
-        held = {w[:5] for w in re.findall(r"\w+", index_text(quote).casefold())}
+        held = _prefixes(index_text(quote))
         got = sum(1 for t in terms if not t.isascii()
                   and any(w[:5] in held for w in bridge.english_of(phrase_word(t)).split()))
     return got / len(terms)
+
+
+def _prefixes(text: str) -> set[str]:
+    """The first five letters of each word: how English words are matched (damages ~ damage)."""
+    return {w[:5] for w in re.findall(r"\w+", text.casefold())}
 
 
 def _share_of(terms: list[str], text: str, quote: str) -> float:

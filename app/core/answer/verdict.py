@@ -70,11 +70,11 @@ def judge(text: str, citations: list[Citation], question: str, evidence, said_no
         return Verdict(text, citations, ANSWER if _backed(citations) else NOT_BACKED, warnings)
     if text and not said_not_stated and not _backed(citations):
         citations = _rescued(text, citations, question, evidence, context)
-    if text and not said_not_stated and _backed(citations) and not evidence.addressed and evidence.cards:
-        # The cards' "not addressed" outweighs a lexically backed answer: of the 1.5B's answers shown so over the
-        # cards' verdict (every recorded run), 6 of 7 were wrong — a trap figure of the clause beside the one asked.
-        return Verdict(text, citations, NOT_ADDRESSED, warnings + [BACKED_NOT_ADDRESSED])
     if text and not said_not_stated and _backed(citations):
+        if not evidence.addressed and evidence.cards:
+            # The cards' "not addressed" outweighs a lexically backed answer: of the 1.5B's answers shown so over
+            # the cards' verdict (every recorded run), 6 of 7 were wrong — a trap figure of the clause beside the one asked.
+            return Verdict(text, citations, NOT_ADDRESSED, warnings + [BACKED_NOT_ADDRESSED])
         partial = _partial(text, citations, question, evidence, context)
         if partial:
             return Verdict(text, citations, NOT_BACKED, warnings + [partial])
