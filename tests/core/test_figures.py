@@ -62,3 +62,14 @@ def test_a_list_item_that_carries_on_the_card_about_the_question_is_read_with_it
     assert not figures.value_missing("What share of the stock makes a company part of the same entity?", about)
     ended = card("A Legal Entity means the union of the acting entity and all other entities.", 2.5)
     assert addressed._about([ended, item]) == [ended.quote]
+
+
+def test_across_languages_without_vectors_every_card_is_read_for_the_figure():
+    def card(quote, score):
+        return EvidenceCard(1, "law.pdf", 1, 6, quote, "", score, 0.5)
+    asked = "How many days does the employer have to sign a written contract with a new hire?"
+    off_topic = card("用人单位应当向劳动者支付劳动报酬。", 2.5)            # first by the dictionary's glosses
+    answers = card("应当自用工之日起一个月内订立书面劳动合同。", 2.0)
+    assert addressed.features([], asked, [off_topic, answers], None)["value_missing"] is False
+    # with vectors the order is the meaning's too: the card about the question alone is read
+    assert addressed.features([], asked, [off_topic, answers], 0.8)["value_missing"] is True

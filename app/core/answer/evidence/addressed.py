@@ -47,6 +47,9 @@ PASSAGES_ALONE = 0.25
 # (benchmarks/evidence.py --set addressed.TOP_CARDS=N, docs/benchmarks.md "Not addressed, tenth pass"):
 # 3 cards caught 6/21 unanswerable, refused 1/92 answerable; 1 card 15/21, 1/92.
 TOP_CARDS = 1
+# Across languages without vectors the cards come by the dictionary's glosses, and their order says
+# little of which is about the question: the check reads them all (tuning halves with no vectors:
+# refused 1/92 → 0/92, caught 16/21 unchanged; docs/benchmarks.md "Twelfth pass").
 def meaning_score(best_cos, cross: bool = False) -> float:
     if best_cos is None:
         return 0.0
@@ -62,7 +65,8 @@ def features(ranked: list, question: str, cards: list, best_cos) -> dict:
     passages = search_evidence.coverage(question, [h.text for h in hits[:search_evidence.TOP]]) if hits else 0.0
     return {"words": max((c.share for c in cards), default=0.0), "passages": passages,
             "meaning": meaning_score(best_cos, cross), "cross": cross, "has_vectors": best_cos is not None,
-            "value_missing": value_missing(question, _about(cards)), "lang": lang}
+            "value_missing": value_missing(question, _about(cards, len(cards) if cross and best_cos is None else TOP_CARDS)),
+            "lang": lang}
 
 
 def _unshaped(cards: list) -> list:
@@ -71,11 +75,11 @@ def _unshaped(cards: list) -> list:
     return sorted(cards, key=lambda c: -_plain(c))
 
 
-def _about(cards: list) -> list[str]:
-    """The quotes of the best TOP_CARDS cards, ranked without their figure bonus, each with the
+def _about(cards: list, top: int = TOP_CARDS) -> list[str]:
+    """The quotes of the best `top` cards, ranked without their figure bonus, each with the
     cards of its page that carry on its sentence (a list's next item: "… control means (i) …, or"
     then "(ii) ownership of fifty percent (50%) or more …")."""
-    best = _unshaped(cards)[:TOP_CARDS]
+    best = _unshaped(cards)[:top]
     return [c.quote for c in best] + [c.quote for b in best if _open(b.quote) for c in cards
                                       if c not in best and (c.doc_id, c.page) == (b.doc_id, b.page)
                                       and _CARRIES_ON.match(c.quote)]
