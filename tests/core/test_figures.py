@@ -17,6 +17,9 @@ def test_references_versions_years_and_the_questions_own_figures_are_not_an_answ
                   "Unless the parties agree otherwise under Section 14.2, the Agreement renews."):
         assert figures.value_missing("How many days' notice is needed before the renewal?", [quote]), quote
     assert not figures.value_missing("How many days' notice is needed?", ["Either party gives 30 days' notice."])
+    # a clause's number opens a quote; a figure may too
+    assert not figures.value_missing("How many days do we have to pay?", ["30 days after the invoice date, fees are due."])
+    assert figures.value_missing("How many days do we have to pay?", ["11.33 “Payment Period” means the period set in the Order."])
     # in Chinese numerals too: the twenty years the question names are not the extension it asks for
     asked = "债权已经超过二十年了，法院最多可以把期限延长几年？"
     assert figures.value_missing(asked, ["自权利受到损害之日起超过二十年的，人民法院不予保护，人民法院可以决定延长。"])

@@ -18,7 +18,7 @@ _NOT_FIGURE = re.compile(
     r"§+\s*[\d.()a-z]+"
     r"|\b(sections?|clauses?|articles?|arts?\.|s\.|ss\.|schedules?|tables?|annex(es)?|exhibits?|appendix|paragraphs?"
     r"|version|v\.|recitals?|items?|decision|regulation|directive)\s*\(?\d+(\.\d+)*(\([a-z0-9]+\))*"
-    r"|^\s*\(?\d+(\.\d+)*[.)]?(?=\s)|(?<![\d.])\d+\.\d+\.\d+(\.\d+)*|/\d+(\.\d+)*|\b\d+/\d+\b"
+    r"|^\s*(\(?\d+[.)]|\d+\.\d+(\.\d+)*\.?)(?=\s)|(?<![\d.])\d+\.\d+\.\d+(\.\d+)*|/\d+(\.\d+)*|\b\d+/\d+\b"
     r"|\b(19|20)\d\d\b|\b\d{1,2}\s+(January|February|March|April|May|June|July|August|September|October|November"
     r"|December)\b|(19|20)\d\d年(\d{1,2}月(\d{1,2}日)?)?|第[\d.]+条",
     re.IGNORECASE)
@@ -74,7 +74,7 @@ _KINDS = {
                          r"|\b(jurisdiction|place|country|state|courts?|venue) (where|in which)\b|\bprincipal place of business\b"
                          r"|\b(United States|U\.S\.|USA|US|EU|European Union|EEA|United Kingdom|UK|England|Wales|Ireland|Delaware"
                          r"|California|New York|Switzerland|Singapore|China|Hong Kong)\b"
-                         r"|中华人民共和国|中国|境内|境外|美国|欧盟|英国|香港|仲裁委员会|人民法院")),
+                         r"|中华人民共和国|中国|境内|境外|美国|欧盟|英国|香港|仲裁委员会|人民法院")),   # case kept: "US", not "us"
     "size": (re.compile(r"\b(megabytes?|gigabytes?|kilobytes?|mb|gb|kb)\b", re.IGNORECASE),
              re.compile(r"\d\s*(mb|gb|kb|megabytes?|gigabytes?|kilobytes?|bytes)\b", re.IGNORECASE)),
 }
