@@ -76,3 +76,16 @@ def test_across_languages_without_vectors_every_card_is_read_for_the_figure():
     assert addressed.features([], asked, [off_topic, answers], None)["value_missing"] is False
     # with vectors the order is the meaning's too: the card about the question alone is read
     assert addressed.features([], asked, [off_topic, answers], 0.8)["value_missing"] is True
+
+
+def test_advance_notice_asked_needs_a_period_said_as_notice_or_as_coming_before():
+    asked = "How many days' warning must the provider give before suspending our account?"
+    # the trap: a period of the same clause family that is no notice ("overdue for more than 30 days")
+    assert figures.value_missing(asked, ["If Customer's account is 30 days or more overdue, Provider may suspend it."])
+    assert figures.value_missing(asked, ["Customer has 30 days after notice of a change to object."])
+    for quote in ("Provider may suspend the account on ten (10) days' prior written notice.",
+                  "Provider will inform Customer at least 10 business days in advance of any suspension.",
+                  "The minimum time period for prior notice of Subprocessor changes is 10 business days."):
+        assert not figures.value_missing(asked, [quote]), quote
+    assert figures.value_missing("房东最晚要提前几天告诉我？", ["出租人应当在合理期限内通知承租人。"])
+    assert not figures.value_missing("房东最晚要提前几天告诉我？", ["出租人应当在拍卖五日前通知承租人。"])

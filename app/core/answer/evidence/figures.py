@@ -51,6 +51,17 @@ _KINDS = {
                           rf"|[\d{_NUM_ZH}]+\s*(个)?(日|天|月|年|周|星期|小时|工作日|季度)"
                           r"|\b(annual(ly)?|yearly|monthly|quarterly|weekly|daily|perpetual(ly)?|in perpetuity|indefinite(ly)?)\b"
                           r"|永久|无固定期限|每年|每月|每周|每日|每天", re.IGNORECASE)),
+    # Advance notice ("how many days' notice", "提前多少天"): a period said as notice or as coming before —
+    # not the "30 days after notice of a new Subprocessor" to object, nor "within 10 days" to meet.
+    "notice": (re.compile(r"\bhow (many|much) (business |calendar |working )?(days?|weeks?|months?)?['’]?\s*"
+                          r"((advance|prior|written) )*(notice|warning)\b|\bhow far in advance\b"
+                          r"|提前多少|提前几|提前多久|多少(天|日)前|几天前", re.IGNORECASE),
+               re.compile(rf"\d+\)?\s*{_UNITS_EN}['’]?\s*((prior|advance|written) )*(notice|warning)"
+                          rf"|(\d+\)?|\b({_WORDS}|one))\s*{_UNITS_EN}\s*(before|prior to|in advance|or more before)"
+                          r"|\bnotice of (at least )?(\w+ )?\(?\d+|\b(prior|advance) notice[^.;]{0,40}?\b(is|of|shall be|will be)\s+"
+                          r"(at least\s+)?\(?(\d+|\w+ \(\d+\))"
+                          rf"|提前[\d{_NUM_ZH}]+\s*(个)?(日|天|月|周|工作日)|[\d{_NUM_ZH}]+\s*(个)?(日|天|月|工作日)(以)?前",
+                          re.IGNORECASE)),
     "percent": (re.compile(r"\b(what|which) (percentage|percent|rate|share|portion|fraction)\b|\bpercentage\b"
                            r"|\b(interest|tax|annual) rate\b|百分之多少|百分之几|几成|比例是多少|税率|利率|费率", re.IGNORECASE),
                 re.compile(r"%|\bper ?cent\b|百分之|[一二三四五六七八九十百千]分之|\d+(\.\d+)?\s*倍|\btimes\b|\b(twice|double|half)\b"
