@@ -167,21 +167,21 @@ FIFTH = common.ROOT / "benchmarks" / "eval" / "fifth.jsonl"    # the same, writt
 # Written after the ninth pass as tuning material for paraphrases and "not addressed" (README-sixth.md): split
 # like the first sets into a tuning half ("tune6") and a checking half ("check6")
 SIXTH = common.ROOT / "benchmarks" / "eval" / "sixth.jsonl"
-# Written after the eleventh pass, never tuned on (README-seventh.md): values asked for — figures, periods,
-# places — answered and near misses, to confirm the figure check (figures.py) chosen on the tuning halves
+# Written after the eleventh pass (README-seventh.md): values asked for — figures, periods, places — answered
+# and near misses, to confirm the figure check (figures.py); split like the sixth, its tuning half ("tune7")
+# joined the tuning halves for the twelfth pass's advance-notice kind, its checking half ("check7") confirms
 SEVENTH = common.ROOT / "benchmarks" / "eval" / "seventh.jsonl"
-HALVES = ("tune", "tune6", "check", "check6", "third", "fourth", "fifth", "seventh")
-TUNING = ("tune", "tune6")      # the halves constants are chosen on
+HALVES = ("tune", "tune6", "tune7", "check", "check6", "check7", "third", "fourth", "fifth")
+TUNING = ("tune", "tune6", "tune7")      # the halves constants are chosen on
 
 
 def _read_set(path: Path, name: str) -> list[dict]:
     return [{**json.loads(line), "set": name} for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def question_sets(extra_sets=(("third", THIRD), ("fourth", FOURTH), ("fifth", FIFTH), ("seventh", SEVENTH))
-                  ) -> tuple[list[dict], dict]:
+def question_sets(extra_sets=(("third", THIRD), ("fourth", FOURTH), ("fifth", FIFTH))) -> tuple[list[dict], dict]:
     """Every question, and its half: the first sets split into tune/check, the sets written apart
-    as halves of their own, the sixth split into tune6/check6."""
+    as halves of their own, the sixth and seventh split into tune6/check6 and tune7/check7."""
     questions = load_questions()
     halves = retrieval.split(questions)
     for name, path in extra_sets:
@@ -189,10 +189,11 @@ def question_sets(extra_sets=(("third", THIRD), ("fourth", FOURTH), ("fifth", FI
             extra = _read_set(path, name)
             questions += extra
             halves.update({q["id"]: name for q in extra})
-    if SIXTH.exists():
-        sixth = _read_set(SIXTH, "sixth")
-        questions += sixth
-        halves.update({k: v + "6" for k, v in retrieval.split(sixth).items()})
+    for name, path, mark in (("sixth", SIXTH, "6"), ("seventh", SEVENTH, "7")):
+        if path.exists():
+            split = _read_set(path, name)
+            questions += split
+            halves.update({k: v + mark for k, v in retrieval.split(split).items()})
     return questions, halves
 
 
@@ -530,8 +531,6 @@ def main(argv=None) -> None:
                     help="the fifth question set (reported as its own half, never tuned on)")
     ap.add_argument("--rewrite", choices=("135m", "0.5b", "1.5b"),
                     help="also the cards found again with this model's wording of each question (rewrite_question = on)")
-    ap.add_argument("--seventh", type=Path, default=SEVENTH,
-                    help="the seventh question set (reported as its own half, never tuned on)")
     ap.add_argument("--only", action="append", choices=HALVES,
                     help="only these question sets (repeatable)")
     ap.add_argument("--replay", type=Path, metavar="JSON",
@@ -546,7 +545,7 @@ def main(argv=None) -> None:
     if args.index_time:
         common.write_json("evidence-index-time", index_time())
         return
-    extra_sets = (("third", args.third), ("fourth", args.fourth), ("fifth", args.fifth), ("seventh", args.seventh))
+    extra_sets = (("third", args.third), ("fourth", args.fourth), ("fifth", args.fifth))
     questions, halves = question_sets(extra_sets)
     if args.only:
         questions = [q for q in questions if halves[q["id"]] in args.only]
