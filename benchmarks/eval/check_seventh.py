@@ -9,7 +9,6 @@ Exits 1 on any problem. (check_sixth.py adapted to this set.)
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -22,6 +21,8 @@ sys.path.insert(0, str(HERE))
 from check_third import FIELDS, HAN, TYPES, corpus_dir, finish, norm, norm_strict, page_texts  # noqa: E402
 # The bilingual licence, its languages and the halves are the fifth set's checker's (as in check_sixth.py).
 from check_fifth import BILINGUAL, doc_langs, halves  # noqa: E402
+# The question-copy and absence-probe checks are the sixth set's checker's.
+from check_sixth import absence_errors, earlier_questions  # noqa: E402
 
 # Chinese numerals or digits, for the Chinese probes.
 N = "[\\d一二三四五六七八九十两百千]+"
@@ -394,22 +395,6 @@ EARLIER = ["second-en.jsonl", "second-zh.jsonl", "third.jsonl", "fourth.jsonl", 
 ENGLISH_DIRS = ("contracts-en/", "licenses/")
 
 
-def earlier_questions(errors: list[str]) -> set[str]:
-    """Normalised question texts of dev.jsonl, second-en/zh, third, fourth, fifth and sixth, to catch copies."""
-    seen = set()
-    files = [HERE / name for name in EARLIER] + [corpus_dir().parent / "eval" / "dev.jsonl"]
-    for path in files:
-        if not path.is_file():
-            errors.append(f"earlier set {path} not found, so copies from it cannot be checked")
-            continue
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                row = json.loads(line)
-                if isinstance(row.get("question"), str):
-                    seen.add(norm(row["question"]).lower())
-    return seen
-
-
 def main() -> int:
     rows = [json.loads(line) for line in SET.read_text(encoding="utf-8").splitlines() if line.strip()]
     errors: list[str] = []
@@ -423,7 +408,7 @@ def main() -> int:
     order = [(r.get("type"), r.get("lang")) for r in rows]
     if order != [block for block in BLOCKS for _ in range(EXPECTED[block])]:
         errors.append("ids are not in blocks by type and language (" + ", ".join(f"{t}/{lang}" for t, lang in BLOCKS) + ")")
-    earlier = earlier_questions(errors)
+    earlier = earlier_questions(errors, EARLIER)
     texts = Counter(norm(r.get("question", "")).lower() for r in rows)
     if any(n > 1 for n in texts.values()):
         errors.append("the same question text occurs twice in this set")
@@ -464,18 +449,7 @@ def main() -> int:
         if row["type"] == "unanswerable":
             if row["gold"] or row["answer"] != "not stated":
                 errors.append(f"{qid}: unanswerable must have gold [] and answer 'not stated'")
-            if qid not in ABSENT or qid not in STATES_IT:
-                errors.append(f"{qid}: no absence probes or no stating sentence for this unanswerable question")
-                continue
-            for pattern in ABSENT[qid]:
-                if not re.search(pattern, norm(STATES_IT[qid])):
-                    errors.append(f"{qid}: probe '{pattern}' does not catch its own stating sentence")
-            for doc in row["docs"]:
-                whole = norm(" ".join(page_texts(doc)))
-                for pattern in ABSENT[qid]:
-                    hit = re.search(pattern, whole)
-                    if hit:
-                        errors.append(f"{qid}: '{pattern}' found in {doc}: {whole[hit.start() - 60 : hit.end() + 60]}")
+            errors += absence_errors(qid, row["docs"], ABSENT.get(qid), STATES_IT.get(qid))
             continue
         if not row["gold"]:
             errors.append(f"{qid}: answerable question without gold")

@@ -241,10 +241,10 @@ EARLIER = ["second-en.jsonl", "second-zh.jsonl", "third.jsonl", "fourth.jsonl", 
 ENGLISH_DIRS = ("contracts-en/", "licenses/")
 
 
-def earlier_questions(errors: list[str]) -> set[str]:
-    """Normalised question texts of dev.jsonl, second-en/zh, third, fourth and fifth, to catch copies."""
+def earlier_questions(errors: list[str], earlier: list[str] = EARLIER) -> set[str]:
+    """Normalised question texts of dev.jsonl and the `earlier` sets, to catch copies."""
     seen = set()
-    files = [HERE / name for name in EARLIER] + [corpus_dir().parent / "eval" / "dev.jsonl"]
+    files = [HERE / name for name in earlier] + [corpus_dir().parent / "eval" / "dev.jsonl"]
     for path in files:
         if not path.is_file():
             errors.append(f"earlier set {path} not found, so copies from it cannot be checked")
@@ -255,6 +255,20 @@ def earlier_questions(errors: list[str]) -> set[str]:
                 if isinstance(row.get("question"), str):
                     seen.add(norm(row["question"]).lower())
     return seen
+
+def absence_errors(qid: str, docs: list[str], probes: list[str] | None, stating: str | None) -> list[str]:
+    """An unanswerable question's absence probes: each catches the sentence that would state the
+    value, and none matches anywhere in its documents."""
+    if not probes or not stating:
+        return [f"{qid}: no absence probes or no stating sentence for this unanswerable question"]
+    errors = [f"{qid}: probe '{p}' does not catch its own stating sentence" for p in probes if not re.search(p, norm(stating))]
+    for doc in docs:
+        whole = norm(" ".join(page_texts(doc)))
+        for pattern in probes:
+            hit = re.search(pattern, whole)
+            if hit:
+                errors.append(f"{qid}: '{pattern}' found in {doc}: {whole[hit.start() - 60 : hit.end() + 60]}")
+    return errors
 
 
 def main() -> int:
@@ -307,18 +321,7 @@ def main() -> int:
         if row["type"] == "unanswerable":
             if row["gold"] or row["answer"] != "not stated":
                 errors.append(f"{qid}: unanswerable must have gold [] and answer 'not stated'")
-            if qid not in ABSENT or qid not in STATES_IT:
-                errors.append(f"{qid}: no absence probes or no stating sentence for this unanswerable question")
-                continue
-            for pattern in ABSENT[qid]:
-                if not re.search(pattern, norm(STATES_IT[qid])):
-                    errors.append(f"{qid}: probe '{pattern}' does not catch its own stating sentence")
-            for doc in row["docs"]:
-                whole = norm(" ".join(page_texts(doc)))
-                for pattern in ABSENT[qid]:
-                    hit = re.search(pattern, whole)
-                    if hit:
-                        errors.append(f"{qid}: '{pattern}' found in {doc}: {whole[hit.start() - 60 : hit.end() + 60]}")
+            errors += absence_errors(qid, row["docs"], ABSENT.get(qid), STATES_IT.get(qid))
             continue
         if not row["gold"]:
             errors.append(f"{qid}: answerable question without gold")
