@@ -6,7 +6,9 @@ import os
 import pytest
 
 from app.core.search.queries import parse_query
-from app.core.search.tokens import bigrams, index_text
+from app.core.search.evidence import coverage
+from app.core.search.tokens import bigrams, index_text, text_words
+from app.core.answer.evidence.scoring import Words
 from tests.support.strict import need_module
 
 
@@ -14,6 +16,15 @@ def test_cjk_runs_become_bigrams_and_latin_stays_words():
     assert bigrams("违约金") == ["违约", "约金"]
     # normalize() joins CJK across spaces, so "条 违约金" is one run
     assert index_text("第586条 违约金 Late Fees").split() == ["第", "586", "条违", "违约", "约金", "Late", "Fees"]
+
+
+def test_words_are_read_without_the_punctuation_around_them():
+    # a short word before a quote or a comma, or one after an opening quote, was missed
+    assert text_words('13.27 "Prohibited Data" means (a) patient, medical; “Customer’s” 合同，违约') == [
+        "13.27", "prohibited", "data", "means", "a", "patient", "medical", "customer’s", "合同", "违约"]
+    assert Words.of('"Prohibited Data" means (a) patient').has("data")
+    assert Words.of("the data, as defined").has("data")
+    assert coverage("which data is prohibited?", ['"Prohibited Data" means health information']) == 1.0
 
 
 def test_section_references_share_one_token_across_numerals():

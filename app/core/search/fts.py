@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from app.core.documents.chunking import Piece
 from app.core.search.queries import Query, quote
-from app.core.search.tokens import index_text, phrase_word, section_token
+from app.core.search.tokens import index_text, phrase_word, section_token, text_words
 
 # Column weights for bm25(): body, section labels, headings, document title.
 # Headings (clause titles, chapter names; also tried: defined terms) are stored but not
@@ -159,8 +159,7 @@ def _best_page(text: str, spans: list[list[int]], weights: dict[str, float]) -> 
     best, best_score = spans[0][0], -1.0
     for i, (page, start) in enumerate(spans):
         stop = spans[i + 1][1] if i + 1 < len(spans) else len(text)
-        seg = index_text(text[start:stop]).casefold()
-        words = seg.split()
+        words = text_words(text[start:stop])
         prefixes = {w[:5] for w in words}   # crude stemming: "payments" ~ "payment"
         joined = "".join(text[start:stop].split()).casefold()
         score = sum(w for t, w in weights.items() if _holds(t, words, prefixes, joined))

@@ -32,6 +32,17 @@ def index_text(text: str) -> str:
     return text if text.isascii() else _CJK_SPAN.sub(_spell_bigrams, text)
 
 
+_EDGES = re.compile(r"^[\W_]+|[\W_]+$")
+
+
+def text_words(text: str) -> list[str]:
+    """The text's words as the term tests read them (index form, casefolded), without the
+    punctuation around them: `“Prohibited Data”` holds "prohibited" and "data", `medical,` holds
+    "medical" (a term is tested by its first five letters, so a quote or comma kept on a short
+    word hid it)."""
+    return [w for w in (_EDGES.sub("", t) for t in index_text(text).casefold().split()) if w]
+
+
 def _spell_bigrams(m: re.Match) -> str:
     run = m.group()
     if not run.isalpha():   # wrapped across lines: drop the whitespace

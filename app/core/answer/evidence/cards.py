@@ -170,7 +170,9 @@ def find_evidence(library, refs: list[DocRef], question: str, started: float | N
     keep = [c for c in cards[:most] if c.share > 0 or _close(c.meaning, best_cos)] if terms else cards[:most]
     cards = keep if len(keep) >= least else cards[:max(least, len(keep))]
     support, addressed, no_figure = addressed_signal(ranked, question, cards, best_cos)
-    order = {(c.doc_id, c.page): i for i, c in enumerate(cards)}
+    order: dict = {}
+    for i, c in enumerate(cards):       # a page's place is its first card's
+        order.setdefault((c.doc_id, c.page), i)
     reordered = sorted(ranked, key=lambda rh: order.get((rh[0].doc_id, rh[1].page), len(order)))
     return Evidence(question, cards, addressed, (time.perf_counter() - started) * 1000, reordered,
                     support=support, no_figure=no_figure)

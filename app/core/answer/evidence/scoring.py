@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from app.core.search.evidence import term_present
 from app.core.search.queries import parse_query
-from app.core.search.tokens import index_text
+from app.core.search.tokens import text_words
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,7 @@ class Words:
 
     @classmethod
     def of(cls, text: str) -> "Words":
-        words = frozenset(index_text(text).casefold().split())
+        words = frozenset(text_words(text))
         return cls(words, frozenset(w[:5] for w in words), "".join(text.split()).casefold())
 
     def has(self, term: str) -> bool:
