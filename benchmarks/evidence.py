@@ -338,12 +338,14 @@ def answers(lib, questions, ids, n: int) -> dict:
 
 
 def _apply(settings: list[str]) -> None:
-    """NAME=VALUE (a constant of cards.py) or addressed.NAME=VALUE (of addressed.py)."""
+    """NAME=VALUE (a constant of cards.py), addressed.NAME=VALUE (of addressed.py) or judge.NAME=VALUE
+    (of judge.py: how many candidates the reader judges, CANDIDATES)."""
+    from app.core.answer.evidence import judge
     for item in settings:
         name, _, value = item.partition("=")
         module = evidence_cards
-        if name.startswith("addressed."):
-            module, name = addressed, name.split(".", 1)[1]
+        if name.startswith(("addressed.", "judge.")):
+            module, name = {"addressed": addressed, "judge": judge}[name.split(".", 1)[0]], name.split(".", 1)[1]
         setattr(module, name, type(getattr(module, name))(value))
         print(f"set {name} = {value}")
 
@@ -463,12 +465,14 @@ def candidate(q: dict, card, ids: dict[str, int], margin) -> dict:
             "sentence": any(quotes_gold(card.quote, g["quote"]) for g in gold), "margin": margin}
 
 
-def replayed(row: dict, prior: float, distinct: int) -> dict:
-    """A judged row's scores had the cards been ordered with `prior` and `distinct` (judge.order)."""
+def replayed(row: dict, prior: float, distinct: int, most: int | None = None) -> dict:
+    """A judged row's scores had the cards been ordered with `prior` and `distinct` (judge.order),
+    from its first `most` candidates (all: None; the candidates are the search's order, so the first
+    N of a run that judged more are exactly a run judging N)."""
     from types import SimpleNamespace
 
     from app.core.answer.evidence import judge
-    cands = row.get("candidates") or []
+    cands = (row.get("candidates") or [])[:most]
     if not cands:
         return row
     shown = [cands[i] for i in judge.order([SimpleNamespace(doc_id=c["page"][0], page=c["page"][1]) for c in cands],
@@ -481,7 +485,7 @@ def replayed(row: dict, prior: float, distinct: int) -> dict:
 PRIORS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
 
 
-def replay(path: Path) -> None:
+def replay(path: Path, most: int | None = None) -> None:
     """judge.PRIOR and judge.DISTINCT from a --judge run's candidates (no model run): the grid's
     gold sentence + gold page in 3 over answerable questions of each half, the choice made on the
     checking halves (the tuning halves are where the search's own constants were fitted, so they
@@ -494,14 +498,14 @@ def replay(path: Path) -> None:
     grid = []
     for distinct in (0, 2, 3):
         for prior in PRIORS:
-            got = {h: [replayed(r, prior, distinct) for r in rows if halves[r["id"]] == h and r["answerable"]]
+            got = {h: [replayed(r, prior, distinct, most) for r in rows if halves[r["id"]] == h and r["answerable"]]
                    for h in names}
             grid.append((sum(r["sentence"] + r["at3"] for r in got["check"]), -prior, -distinct, prior, distinct))
             print(f"{prior:6.2f} {distinct:8d}  " + "  ".join(
                 f"{_share(got[h], 'sentence'):>16s} {_share(got[h], 'at3'):>7s}" for h in names))
     _, _, _, prior, distinct = max(grid)
     print(f"\nchosen on the checking halves: prior {prior}, distinct {distinct} (the app's: {judge_constants()})")
-    print(table([replayed(r, prior, distinct) for r in rows], halves))
+    print(table([replayed(r, prior, distinct, most) for r in rows], halves))
 
 
 def judge_constants() -> str:
@@ -516,8 +520,8 @@ def main(argv=None) -> None:
     ap.add_argument("--answers", type=int, default=0, metavar="N",
                     help="the embedded model answers N checking-half questions: headline model vs evidence")
     ap.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
-                    help="change a constant of app/core/answer/evidence/cards.py (or addressed.NAME of "
-                         "addressed.py) for this run")
+                    help="change a constant of app/core/answer/evidence/cards.py (or addressed.NAME, judge.NAME "
+                         "of addressed.py, judge.py) for this run")
     ap.add_argument("--misses", action="store_true", help="list tuning-half questions without the gold sentence")
     ap.add_argument("--signal", action="store_true",
                     help="choose the not-addressed weights and threshold on the tuning halves, show all halves")
@@ -535,12 +539,14 @@ def main(argv=None) -> None:
                     help="only these question sets (repeatable)")
     ap.add_argument("--replay", type=Path, metavar="JSON",
                     help="choose judge.PRIOR / DISTINCT on the tuning halves from a --judge run's JSON (no model)")
+    ap.add_argument("--candidates", type=int, metavar="N",
+                    help="--replay: from each question's first N judged candidates only")
     ap.add_argument("--index-time", action="store_true",
                     help="only time indexing with passage vectors alone vs with sentence vectors too")
     args = ap.parse_args(argv)
     _apply(args.settings)
     if args.replay:
-        replay(args.replay)
+        replay(args.replay, args.candidates)
         return
     if args.index_time:
         common.write_json("evidence-index-time", index_time())
