@@ -32,15 +32,13 @@ def index_text(text: str) -> str:
     return text if text.isascii() else _CJK_SPAN.sub(_spell_bigrams, text)
 
 
-_EDGES = re.compile(r"^[\W_]+|[\W_]+$")
-
-
 def text_words(text: str) -> list[str]:
-    """The text's words as the term tests read them (index form, casefolded), without the
-    punctuation around them: `“Prohibited Data”` holds "prohibited" and "data", `medical,` holds
-    "medical" (a term is tested by its first five letters, so a quote or comma kept on a short
-    word hid it)."""
-    return [w for w in (_EDGES.sub("", t) for t in index_text(text).casefold().split()) if w]
+    """The text's words as the term tests read them (index form, casefolded), cut where the
+    search's tokenizer cuts them (FTS5's unicode61: at every character that is not a letter or a
+    digit), as the question's terms are: `“Prohibited Data”` holds "prohibited" and "data",
+    `third-party` holds "third" and "party", `e-mail` holds "mail" (a term is tested by its first
+    five letters, so punctuation kept on a word hid it)."""
+    return WORD.findall(index_text(text).casefold())
 
 
 def _spell_bigrams(m: re.Match) -> str:
