@@ -385,3 +385,18 @@ def test_the_defined_terms_a_question_names_longest_first(corpus, lib):
     named = [d.term for d in definitions.named_in(lib, info, "What counts as Customer Personal Data under the DPA?")]
     assert named[:1] == ["Customer Personal Data"] and "Personal Data" in named, named
     assert definitions.named_in(lib, info, "How long does the vendor have to report a breach?") == []
+
+
+def test_a_numbered_clause_of_one_sentence_is_content_not_its_heading():
+    """"1.19. “Specified Notice Period” is 48 hours." was taken for its clause's heading (its title is
+    the whole line) and could never be a card nor have a vector; a title names a topic, a clause
+    states something."""
+    from app.core.search.sentences import page_sentences
+    page = "\n".join(["1.19. “Specified Notice Period” is 48 hours.", "6.4 \"Breach\" has the meaning given to it under HIPAA.",
+                      "9.1 This DPA forms part of and supplements the Agreement.", "14.5. Immunity for Disclosures to Government.",
+                      "4. Fees and payment terms.", "Fees are due in 30 days."])
+    heading = {s.text: s.heading for s in page_sentences(page)}
+    assert not heading["1.19. “Specified Notice Period” is 48 hours."]
+    assert not heading["6.4 \"Breach\" has the meaning given to it under HIPAA."]
+    assert not heading["9.1 This DPA forms part of and supplements the Agreement."]
+    assert heading["14.5. Immunity for Disclosures to Government."] and heading["4. Fees and payment terms."]

@@ -24,7 +24,7 @@ from app.core.search.sentences import in_context
 BATCH = 8       # sentences per scheduler turn (about one passage's worth of tokens)
 # Raised whenever the pages are split into sentences differently: a library's documents are then
 # looked over again once and only their new sentences embedded (vectors are keyed by text).
-SPLIT = 3
+SPLIT = 4
 # Raised whenever what a sentence's vector is made of changes (sentences.in_context): the vectors
 # are stored under a tag of their own, so the old ones are never read and each document is embedded anew.
 CONTEXT = 1

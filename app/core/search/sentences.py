@@ -144,7 +144,14 @@ def _only_heading(part: str, name: str, head: str) -> bool:
     if h is not None and not h.title:
         rest = after_label(part)
         return rest is not None and not _WORDLIKE.search(rest)
+    if _STATES.search(part):    # "1.19. “Specified Notice Period” is 48 hours.": a clause of one sentence
+        return False
     return len(part.split()) <= len(name.split()) + 2 and cjk_count(part) <= cjk_count(name) + 4
+
+
+# A clause title names a topic ("Governing Law and Jurisdiction", "Fees and payment terms"); a short
+# numbered clause that says something has a verb of its own, in lower case.
+_STATES = re.compile(r"\b(?:is|are|means|mean|has|have|will|shall|may|must|forms|applies|includes|survives)\b")
 
 
 def last_clause(page_text: str) -> str:
