@@ -341,11 +341,11 @@ def _apply(settings: list[str]) -> None:
     """NAME=VALUE (a constant of cards.py), addressed.NAME=VALUE (of addressed.py) or judge.NAME=VALUE
     (of judge.py: how many candidates the reader judges, CANDIDATES)."""
     from app.core.answer.evidence import judge
+    modules = {"addressed": addressed, "judge": judge}
     for item in settings:
         name, _, value = item.partition("=")
-        module = evidence_cards
-        if name.startswith(("addressed.", "judge.")):
-            module, name = {"addressed": addressed, "judge": judge}[name.split(".", 1)[0]], name.split(".", 1)[1]
+        prefix, _, rest = name.partition(".")
+        module, name = (modules[prefix], rest) if prefix in modules else (evidence_cards, name)
         setattr(module, name, type(getattr(module, name))(value))
         print(f"set {name} = {value}")
 

@@ -256,6 +256,7 @@ def earlier_questions(errors: list[str], earlier: list[str] = EARLIER) -> set[st
                     seen.add(norm(row["question"]).lower())
     return seen
 
+
 def absence_errors(qid: str, docs: list[str], probes: list[str] | None, stating: str | None) -> list[str]:
     """An unanswerable question's absence probes: each catches the sentence that would state the
     value, and none matches anywhere in its documents."""
