@@ -15,6 +15,8 @@ them: the thresholds are set to refuse almost no answerable question, not to cat
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from app.core.search.queries import parse_query
 from app.core.search.tokens import phrase_word, text_words
 from app.core.textnorm import language
@@ -37,6 +39,24 @@ def term_present(term: str, words: "set[str] | frozenset[str]", prefixes: "set[s
     return term[:5] in prefixes
 
 
+@dataclass(frozen=True)
+class Words:
+    """A text as the term test reads it, built once: its words cut as the search cuts a
+    question (tokens.text_words), their first five letters (crude stemming: "payments" ~
+    "payment"), and the text without spaces (Chinese words as written, not as bigrams)."""
+    words: frozenset[str]
+    prefixes: frozenset[str]
+    plain: str
+
+    @classmethod
+    def of(cls, text: str) -> "Words":
+        words = frozenset(text_words(text))
+        return cls(words, frozenset(w[:5] for w in words), "".join(text.split()).casefold())
+
+    def has(self, term: str) -> bool:
+        return term_present(term, self.words, self.prefixes, self.plain)
+
+
 def coverage(question: str, passages: list[str]) -> float:
     """Best share (0..1) over the passages of the question's content terms each holds,
     weighted by term length (a long word is rarer and more telling than "fee")."""
@@ -46,11 +66,8 @@ def coverage(question: str, passages: list[str]) -> float:
     total = sum(len(phrase_word(t)) for t in terms)
     best = 0.0
     for text in passages:
-        words = set(text_words(text))
-        prefixes = {w[:5] for w in words}
-        plain = "".join(text.split()).casefold()   # Chinese words as written, not as bigrams
-        got = sum(len(phrase_word(t)) for t in terms
-                  if term_present(t.casefold(), words, prefixes, plain))
+        words = Words.of(text)
+        got = sum(len(phrase_word(t)) for t in terms if words.has(t.casefold()))
         best = max(best, got / total)
     return best
 

@@ -4,27 +4,11 @@ weighted by how rare it is among the candidate sentences (a word every sentence 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
-from app.core.search.evidence import term_present
+from app.core.search.evidence import Words
 from app.core.search.queries import parse_query
-from app.core.search.tokens import text_words
 
-
-@dataclass(frozen=True)
-class Words:
-    """A text as the term test reads it (built once per sentence)."""
-    words: frozenset[str]
-    prefixes: frozenset[str]
-    plain: str
-
-    @classmethod
-    def of(cls, text: str) -> "Words":
-        words = frozenset(text_words(text))
-        return cls(words, frozenset(w[:5] for w in words), "".join(text.split()).casefold())
-
-    def has(self, term: str) -> bool:
-        return term_present(term, self.words, self.prefixes, self.plain)
+__all__ = ["TermWeights", "Words", "question_terms"]
 
 
 def question_terms(question: str) -> list[str]:
