@@ -462,7 +462,9 @@ def rewritten_rows(lib, questions, ids, model: str) -> tuple[list[dict], list[fl
 def candidate(q: dict, card, ids: dict[str, int], margin) -> dict:
     gold = [g for g in q["gold"] if (ids[g["doc"]], g["page"]) == (card.doc_id, card.page)]
     return {"page": [card.doc_id, card.page], "gold_page": bool(gold),
-            "sentence": any(quotes_gold(card.quote, g["quote"]) for g in gold), "margin": margin}
+            "sentence": any(quotes_gold(card.quote, g["quote"]) for g in gold), "margin": margin,
+            "score": round(card.score, 4), "share": round(card.share, 4),
+            "meaning": None if card.meaning is None else round(card.meaning, 4)}
 
 
 def replayed(row: dict, prior: float, distinct: int, most: int | None = None) -> dict:
