@@ -17,7 +17,7 @@ the model's odds alone moved the right page out of the first three cards more of
 It runs only where it fits the time budget: the candidates' tokens at this model's measured
 prefill speed must take at most JUDGE_SHARE of the first-token target (fewer candidates when
 not all fit; none below MIN_CANDIDATES). With the 1.5B reader on 2 CPU cores (~58 tokens/s)
-20 candidates take ~21 s; on an H100 0.4 s. A candidate the model gave no odds for
+20 candidates take ~21 s; on an H100 40 take 0.6 s. A candidate the model gave no odds for
 keeps its place after those it judged; a failed judgement keeps the search's cards.
 """
 from __future__ import annotations
@@ -30,8 +30,11 @@ from typing import Callable
 from app.core.answer.budget import estimate_tokens
 from app.core.failures import FailureKind
 
-CANDIDATES = 20         # candidate cards judged at most (the gold sentence is among the first 20 for 0.90 of
-                        # checking English questions, against 0.65 among the five shown)
+# Candidate cards judged at most. On the sets written apart the gold sentence was missing from the first 20
+# for a quarter of English questions; judging 40 (chosen on the tuning halves from one H100 run's odds:
+# gold sentence equal or better in every group there, page in 3 equal; docs/benchmarks.md "Fourteenth
+# pass") finds more of them, at 0.6 s a question on an H100 against 0.3 s for 20.
+CANDIDATES = 40
 PER_PAGE = 8            # candidates one page may give
 SHOWN = 5               # cards shown after judging
 QUOTE_CHARS = 600       # each candidate's quote is cut to this
@@ -46,6 +49,7 @@ MIN_PARAMS_B = 0.4
 PRIOR = 0.25            # weight of the search's own order beside the model's odds: a candidate scores its odds
                         # less PRIOR × ln(1 + its place among the candidates); chosen on the checking halves
                         # (benchmarks/evidence.py --replay; docs/DESIGN-CHANGES.md says why not the tuning halves)
+CLAUSE = False          # the candidate's clause title beside its words ("Passage (from 9.3 Audits): …")
 DISTINCT = 0            # the first DISTINCT cards from different pages: explored (--replay), not used
 SYSTEM = "You decide whether a passage from a document answers a question."
 
@@ -90,9 +94,10 @@ class CardsJudged:
                 f"({self.judged.changed} new card{'s' if self.judged.changed != 1 else ''})")
 
 
-def messages(question: str, quote: str) -> list[dict]:
+def messages(question: str, quote: str, clause: str = "") -> list[dict]:
+    where = f" (from {clause})" if clause else ""
     return [{"role": "system", "content": SYSTEM},
-            {"role": "user", "content": f"Question: {question}\n\nPassage: {quote[:QUOTE_CHARS]}\n\n"
+            {"role": "user", "content": f"Question: {question}\n\nPassage{where}: {quote[:QUOTE_CHARS]}\n\n"
                                         "Does this passage answer the question? Reply yes or no."}]
 
 
@@ -171,7 +176,7 @@ def judge(client, evidence, candidates: list, prefill_tps: float | None, target_
     start, margins = time.perf_counter(), []
     try:
         for card in candidates[:n]:
-            result = client.chat(messages(evidence.question, card.quote), max_tokens=1,
+            result = client.chat(messages(evidence.question, card.quote, card.clause if CLAUSE else ""), max_tokens=1,
                                  extra={"logprobs": True, "top_logprobs": TOP_LOGPROBS},
                                  **({"cancel": cancel} if cancel is not None else {}))
             margins.append(odds(getattr(result, "first_odds", None)))
