@@ -116,7 +116,7 @@ def test_an_answer_leads_only_when_its_citations_back_it(sample):
 
 def test_a_sentence_that_only_names_the_document_is_never_a_card(corpus, tmp_path):
     from app.core.answer.evidence import cards
-    from app.core.answer.evidence.scoring import Words
+    from app.core.search.evidence import Words
     lib = Library(tmp_path / "library.sqlite")
     info = lib.add(corpus / "contracts-en" / "bonterms-cloud-terms-v1.0.pdf")
     refs = [qa.DocRef(1, info.id, "bonterms-cloud-terms-v1.0.pdf")]

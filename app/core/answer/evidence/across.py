@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from app.core import textnorm
 from app.core.answer.evidence import per_document
-from app.core.answer.evidence.scoring import TermWeights, Words, question_terms
+from app.core.answer.evidence.scoring import TermWeights, question_terms
+from app.core.search.evidence import Words
 from app.core.search import bridge
 
 _read: per_document.PerDocument[tuple[list[int], list[Words]]] = per_document.PerDocument()

@@ -13,7 +13,8 @@ from app.core.answer.citations import verify as verify_quote
 from app.core.answer.evidence import across, definitions
 from app.core.answer.evidence import shapes as question_shapes
 from app.core.answer.evidence.addressed import addressed_signal
-from app.core.answer.evidence.scoring import TermWeights, Words, question_terms
+from app.core.answer.evidence.scoring import TermWeights, question_terms
+from app.core.search.evidence import Words
 from app.core.answer.refs import DocRef, ranked_hits
 from app.core.documents import tables
 from app.core.documents.types import Hit

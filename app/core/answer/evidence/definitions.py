@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass
 
 from app.core.answer.evidence import per_document
-from app.core.answer.evidence.scoring import TermWeights, Words, question_terms
+from app.core.answer.evidence.scoring import TermWeights, question_terms
+from app.core.search.evidence import Words
 
 _QUOTED = r"[\"“”']([^\"“”']{2,60})[\"“”']"
 _EN = re.compile(rf"^(?:[\d.()a-z]{{0,8}}\s+)?{_QUOTED}\s*(?:means|shall mean|refers to|has the meaning|is|are)\s+(.+)$",

@@ -8,8 +8,6 @@ import math
 from app.core.search.evidence import Words
 from app.core.search.queries import parse_query
 
-__all__ = ["TermWeights", "Words", "question_terms"]
-
 
 def question_terms(question: str) -> list[str]:
     """The question's search terms (index form, casefolded), without backed-off roots."""
