@@ -32,3 +32,11 @@ def test_distinct_puts_other_pages_first_then_the_rest_in_order():
 def test_the_app_uses_the_chosen_constants():
     assert judge.order(cands(1, 2), [0.0, 0.1]) == judge.order(cands(1, 2), [0.0, 0.1], judge.PRIOR, judge.DISTINCT)
     assert judge.PRIOR == 0.25 and judge.DISTINCT == 0
+
+
+def test_a_candidate_is_put_with_its_clause_title_when_given_one():
+    with_title = judge.messages("How often may the customer audit?", "Audits occur no more than once annually.",
+                                "9.3 Audits")[1]["content"]
+    assert "Passage (from 9.3 Audits): Audits occur no more than once annually." in with_title
+    plain = judge.messages("How often may the customer audit?", "Audits occur no more than once annually.")
+    assert "Passage: Audits occur" in plain[1]["content"] and plain[0]["content"] == judge.SYSTEM

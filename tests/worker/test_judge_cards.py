@@ -47,9 +47,9 @@ def test_the_model_judges_the_candidates_and_the_cards_are_those_it_said_yes_to_
     assert said[1].line().startswith(f"the model judged {judged.candidates} passages in")
     assert answer.evidence.judged and answer.to_dict()["context"]["judged"]["candidates"] == judged.candidates
     # the same questions put to the engine again give the same odds: the cards are the best of them
-    margins = [judge.odds(runtime.engine.chat(judge.messages(QUESTION, c.quote), max_tokens=1,
-                                              extra={"logprobs": True, "top_logprobs": judge.TOP_LOGPROBS}).first_odds)
-               for c in candidates[:judged.candidates]]
+    asked = [judge.messages(QUESTION, c.quote, c.clause if judge.CLAUSE else "") for c in candidates[:judged.candidates]]
+    extra = {"logprobs": True, "top_logprobs": judge.TOP_LOGPROBS}
+    margins = [judge.odds(runtime.engine.chat(ask, max_tokens=1, extra=extra).first_odds) for ask in asked]
     # odds less PRIOR × ln(1 + the search's place): the search's order counts a little
     best = sorted(range(len(margins)), key=lambda i: (margins[i] is None,
                                                       -((margins[i] or 0) - judge.PRIOR * math.log1p(i)), i))
