@@ -346,7 +346,8 @@ def _apply(settings: list[str]) -> None:
         name, _, value = item.partition("=")
         prefix, _, rest = name.partition(".")
         module, name = (modules[prefix], rest) if prefix in modules else (evidence_cards, name)
-        setattr(module, name, type(getattr(module, name))(value))
+        kind = type(getattr(module, name))
+        setattr(module, name, value.lower() in ("1", "true", "on") if kind is bool else kind(value))
         print(f"set {name} = {value}")
 
 
@@ -464,7 +465,7 @@ def candidate(q: dict, card, ids: dict[str, int], margin) -> dict:
     return {"page": [card.doc_id, card.page], "gold_page": bool(gold),
             "sentence": any(quotes_gold(card.quote, g["quote"]) for g in gold), "margin": margin,
             "score": round(card.score, 4), "share": round(card.share, 4),
-            "meaning": None if card.meaning is None else round(card.meaning, 4)}
+            "meaning": round(card.meaning, 4)}
 
 
 def replayed(row: dict, prior: float, distinct: int, most: int | None = None) -> dict:

@@ -5,8 +5,7 @@ import os
 
 import pytest
 
-from app.core.search.evidence import Words
-from app.core.search.evidence import coverage
+from app.core.search.evidence import Words, coverage
 from app.core.search.queries import parse_query
 from app.core.search.tokens import bigrams, index_text, text_words
 from tests.support.strict import need_module
